@@ -1,0 +1,47 @@
+"""Graph objects and the algorithms that walk them.
+
+``Variable``, ``Apply``, ``Constant``, ``Op`` and ``Type`` are the whole
+vocabulary of a graph; :mod:`symlab.graph.traversal` walks, sorts, clones and
+compares graphs made of them.
+"""
+
+from symlab.graph.basic import Apply, Constant, CycleError, GraphConstructionError, Variable
+from symlab.graph.evaluate import MissingInputError, evaluate
+from symlab.graph.op import Op
+from symlab.graph.traversal import (
+    ancestors,
+    applys_between,
+    clone,
+    clone_get_equiv,
+    clone_replace,
+    equal_computations,
+    graph_inputs,
+    io_toposort,
+    is_in_ancestors,
+    orphans_between,
+    vars_between,
+)
+from symlab.graph.type import Type
+
+__all__ = [
+    "Apply",
+    "Constant",
+    "CycleError",
+    "GraphConstructionError",
+    "MissingInputError",
+    "Op",
+    "Type",
+    "Variable",
+    "ancestors",
+    "applys_between",
+    "clone",
+    "clone_get_equiv",
+    "clone_replace",
+    "equal_computations",
+    "evaluate",
+    "graph_inputs",
+    "io_toposort",
+    "is_in_ancestors",
+    "orphans_between",
+    "vars_between",
+]

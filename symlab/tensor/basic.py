@@ -1,0 +1,151 @@
+"""Turning values into tensors, and the basic structural ops.
+
+>>> import symlab.tensor as st
+>>> c = st.as_tensor_variable(2.0)
+>>> c, c.type
+(TensorConstant{2.0}, TensorType(float64, ()))
+>>> st.as_tensor_variable([[1, 2], [3, 4]]).type
+TensorType(int64, (2, 2))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from symlab.graph.basic import Apply, Variable
+from symlab.scalar.type import check_dtype
+from symlab.tensor.type import TensorType
+from symlab.tensor.variable import TensorConstant, TensorVariable
+
+PYTHON_SCALARS = (bool, int, float, complex)
+
+
+def constant(value: Any, name: str | None = None, ndim: int | None = None, dtype: Any = None) -> TensorConstant:
+    """A ``TensorConstant`` holding ``value`` (a Python number becomes a *weak* constant)."""
+    weak = isinstance(value, PYTHON_SCALARS) and dtype is None
+    try:
+        data = np.asarray(value, dtype=None if dtype is None else check_dtype(dtype))
+    except (TypeError, ValueError, OverflowError) as err:
+        raise TypeError(f"constant: cannot make a tensor of {type(value).__name__} {value!r:.60}: {err}") from None
+    if data.dtype == object or data.dtype.kind in "USV":
+        raise TypeError(f"constant: cannot make a numeric tensor of {type(value).__name__} {value!r:.60}")
+    if ndim is not None and data.ndim != ndim:
+        if data.ndim > ndim and all(s == 1 for s in data.shape[: data.ndim - ndim]):
+            data = data.reshape(data.shape[data.ndim - ndim :])
+        elif data.ndim < ndim:
+            data = data.reshape((1,) * (ndim - data.ndim) + data.shape)
+        else:
+            raise ValueError(f"constant: value of shape {data.shape} cannot have {ndim} dimensions")
+    return TensorConstant(TensorType(data.dtype.name, data.shape), data, name=name, weak=weak)
+
+
+def as_tensor_variable(x: Any, name: str | None = None, ndim: int | None = None, dtype: Any = None) -> TensorVariable:
+    """``x`` as a tensor Variable: variables pass through, values become constants.
+
+    A list that contains variables is stacked. ``ndim`` checks (or, for
+    constants, pads) the rank; ``dtype`` applies to new constants only.
+    """
+    if isinstance(x, Apply):
+        x = x.default_output()
+    if isinstance(x, Variable):
+        if not isinstance(x.type, TensorType):
+            raise TypeError(f"as_tensor_variable: {x} has type {x.type}, not a TensorType")
+        if ndim is not None and x.ndim != ndim:
+            raise ValueError(
+                f"as_tensor_variable: {x} has {x.ndim} dimensions ({x.type}), expected {ndim}"
+            )
+        return x
+    if isinstance(x, list | tuple) and any(isinstance(e, Variable) for e in _flatten(x)):
+        from symlab.tensor.join import stack
+
+        return stack([as_tensor_variable(e) for e in x])
+    return constant(x, name=name, ndim=ndim, dtype=dtype)
+
+
+def _flatten(seq: Sequence[Any]):
+    for e in seq:
+        if isinstance(e, list | tuple):
+            yield from _flatten(e)
+        else:
+            yield e
+
+
+def is_weak(x: Any) -> bool:
+    """True for Python numbers and the weak constants made from them."""
+    return isinstance(x, PYTHON_SCALARS) or (isinstance(x, TensorConstant) and x.weak)
+
+
+def get_scalar_constant_value(v: Any) -> Any:
+    """The value of ``v`` if it is a constant with all elements equal, else ``ValueError``."""
+    if isinstance(v, PYTHON_SCALARS | np.number):
+        return v
+    if isinstance(v, TensorConstant):
+        data = v.data
+        if data.size > 0 and np.all(data == data.flat[0]):
+            return data.flat[0]
+    owner = getattr(v, "owner", None)
+    if owner is not None:
+        from symlab.tensor.elemwise import DimShuffle
+
+        if isinstance(owner.op, DimShuffle):
+            return get_scalar_constant_value(owner.inputs[0])
+    raise ValueError(f"{v} is not a constant scalar")
+
+
+def cast(x: Any, dtype: Any) -> TensorVariable:
+    """``x`` converted to ``dtype`` (returns ``x`` itself when it already has it)."""
+    from symlab.scalar.basic import Cast
+    from symlab.tensor.elemwise import Elemwise
+
+    x = as_tensor_variable(x)
+    dtype = check_dtype("float64" if dtype == "floatX" else dtype)
+    if x.dtype == dtype:
+        return x
+    return Elemwise(Cast(dtype))(x)
+
+
+def dimshuffle(x: Any, pattern: Sequence[int | str]) -> TensorVariable:
+    """Reorder, drop (size-1) or add (``'x'``) dimensions of ``x``."""
+    from symlab.tensor.elemwise import DimShuffle
+
+    x = as_tensor_variable(x)
+    return DimShuffle(x.ndim, tuple(pattern))(x)
+
+
+def transpose(x: Any, axes: Sequence[int] | None = None) -> TensorVariable:
+    """``x`` with its axes permuted (reversed by default), as ``np.transpose``."""
+    x = as_tensor_variable(x)
+    if axes is None:
+        axes = tuple(range(x.ndim - 1, -1, -1))
+    axes = tuple(normalize_axis(a, x.ndim, "transpose") for a in axes)
+    if sorted(axes) != list(range(x.ndim)):
+        raise ValueError(f"transpose: axes {axes} are not a permutation of the {x.ndim} axes of {x}")
+    if axes == tuple(range(x.ndim)):
+        return x
+    return dimshuffle(x, axes)
+
+
+def normalize_axis(axis: Any, ndim: int, opname: str) -> int:
+    """``axis`` as a non-negative int below ``ndim``; ``ValueError`` naming ``opname``."""
+    if not isinstance(axis, int | np.integer) or isinstance(axis, bool):
+        raise TypeError(f"{opname}: axis must be an int, received {axis!r}")
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"{opname}: axis {axis} is out of range for a tensor of {ndim} dimensions")
+    return int(axis) % ndim
+
+
+def normalize_axes(axis: Any, ndim: int, opname: str) -> tuple[int, ...]:
+    """``None`` (all axes), an int or a sequence of ints as sorted, distinct axes."""
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, Variable):
+        axis = int(get_scalar_constant_value(axis))
+    if isinstance(axis, int | np.integer):
+        axis = (axis,)
+    axes = tuple(normalize_axis(a, ndim, opname) for a in axis)
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"{opname}: repeated axis in {tuple(axis)}")
+    return tuple(sorted(axes))

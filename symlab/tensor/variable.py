@@ -1,0 +1,298 @@
+"""``TensorVariable`` and ``TensorConstant``: the variables users write graphs with.
+
+Python operators build graph nodes:
+
+>>> import symlab.tensor as st
+>>> x = st.dmatrix("x")
+>>> y = x * 2.0
+>>> y.owner.op.name
+'Elemwise{mul,no_inplace}'
+>>> y.owner.inputs[1]
+DimShuffle{x,x}.0
+>>> (x.T @ x).sum(axis=0).type
+TensorType(float64, (?,))
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from symlab.graph.basic import Constant, Variable
+
+
+def _t():
+    """The ``symlab.tensor`` namespace (imported late: it imports this module)."""
+    import symlab.tensor
+
+    return symlab.tensor
+
+
+class _TensorOperators:
+    """Operators and methods shared by tensor variables and constants."""
+
+    type: Any
+
+    # -- static information -------------------------------------------------
+    @property
+    def ndim(self) -> int:
+        return self.type.ndim
+
+    @property
+    def dtype(self) -> str:
+        return self.type.dtype
+
+    @property
+    def broadcastable(self) -> tuple[bool, ...]:
+        return self.type.broadcastable
+
+    @property
+    def shape(self):
+        """The symbolic shape: a vector of int64 (``x.shape[0]`` is a scalar)."""
+        return _t().shape(self)
+
+    @property
+    def size(self):
+        return _t().prod(self.shape)
+
+    @property
+    def T(self):  # noqa: N802 - NumPy's name
+        return _t().transpose(self)
+
+    def __bool__(self) -> bool:
+        raise TypeError(
+            f"The truth value of the symbolic variable {self} is unknown until it is computed; "
+            "use symlab.tensor.switch or compare values after evaluation"
+        )
+
+    def __len__(self) -> int:
+        if self.ndim == 0:
+            raise TypeError(f"len() of a 0-d tensor ({self})")
+        n = self.type.shape[0]
+        if n is None:
+            raise TypeError(f"len() of {self}: its first dimension has no static size; use x.shape[0]")
+        return n
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self[i]
+
+    # -- arithmetic ------------------------------------------------------------
+    def __add__(self, other):
+        return _t().add(self, other)
+
+    def __radd__(self, other):
+        return _t().add(other, self)
+
+    def __sub__(self, other):
+        return _t().sub(self, other)
+
+    def __rsub__(self, other):
+        return _t().sub(other, self)
+
+    def __mul__(self, other):
+        return _t().mul(self, other)
+
+    def __rmul__(self, other):
+        return _t().mul(other, self)
+
+    def __truediv__(self, other):
+        return _t().true_div(self, other)
+
+    def __rtruediv__(self, other):
+        return _t().true_div(other, self)
+
+    def __floordiv__(self, other):
+        return _t().int_div(self, other)
+
+    def __rfloordiv__(self, other):
+        return _t().int_div(other, self)
+
+    def __mod__(self, other):
+        return _t().mod(self, other)
+
+    def __rmod__(self, other):
+        return _t().mod(other, self)
+
+    def __pow__(self, other):
+        return _t().pow(self, other)
+
+    def __rpow__(self, other):
+        return _t().pow(other, self)
+
+    def __neg__(self):
+        return _t().neg(self)
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        return _t().abs(self)
+
+    def __matmul__(self, other):
+        return _t().matmul(self, other)
+
+    def __rmatmul__(self, other):
+        return _t().matmul(other, self)
+
+    # -- comparison and logic (``==`` stays identity: variables are dict keys) --
+    def __lt__(self, other):
+        return _t().lt(self, other)
+
+    def __le__(self, other):
+        return _t().le(self, other)
+
+    def __gt__(self, other):
+        return _t().gt(self, other)
+
+    def __ge__(self, other):
+        return _t().ge(self, other)
+
+    def __and__(self, other):
+        return _t().and_(self, other)
+
+    def __rand__(self, other):
+        return _t().and_(other, self)
+
+    def __or__(self, other):
+        return _t().or_(self, other)
+
+    def __ror__(self, other):
+        return _t().or_(other, self)
+
+    def __xor__(self, other):
+        return _t().xor(self, other)
+
+    def __rxor__(self, other):
+        return _t().xor(other, self)
+
+    def __invert__(self):
+        return _t().invert(self)
+
+    __hash__ = Variable.__hash__
+
+    # -- indexing and shape ----------------------------------------------------------
+    def __getitem__(self, index):
+        return _t().getitem(self, index)
+
+    def reshape(self, *shape, ndim: int | None = None):
+        if len(shape) == 1 and not isinstance(shape[0], int | np.integer):
+            shape = shape[0]
+        return _t().reshape(self, shape, ndim=ndim)
+
+    def flatten(self, ndim: int = 1):
+        return _t().flatten(self, ndim)
+
+    def dimshuffle(self, *pattern):
+        if len(pattern) == 1 and isinstance(pattern[0], list | tuple):
+            pattern = tuple(pattern[0])
+        return _t().dimshuffle(self, pattern)
+
+    def transpose(self, *axes):
+        if len(axes) == 1 and isinstance(axes[0], list | tuple):
+            axes = tuple(axes[0])
+        return _t().transpose(self, axes or None)
+
+    def squeeze(self, axis=None):
+        return _t().squeeze(self, axis)
+
+    def astype(self, dtype):
+        return _t().cast(self, dtype)
+
+    def copy(self, name: str | None = None):
+        out = _t().identity(self)
+        out.name = name
+        return out
+
+    # -- reductions and friends -----------------------------------------------------------
+    def sum(self, axis=None, keepdims: bool = False, dtype=None):
+        return _t().sum(self, axis=axis, keepdims=keepdims, dtype=dtype)
+
+    def prod(self, axis=None, keepdims: bool = False, dtype=None):
+        return _t().prod(self, axis=axis, keepdims=keepdims, dtype=dtype)
+
+    def mean(self, axis=None, keepdims: bool = False):
+        return _t().mean(self, axis=axis, keepdims=keepdims)
+
+    def var(self, axis=None, keepdims: bool = False, ddof: int = 0):
+        return _t().var(self, axis=axis, keepdims=keepdims, ddof=ddof)
+
+    def std(self, axis=None, keepdims: bool = False, ddof: int = 0):
+        return _t().std(self, axis=axis, keepdims=keepdims, ddof=ddof)
+
+    def max(self, axis=None, keepdims: bool = False):
+        return _t().max(self, axis=axis, keepdims=keepdims)
+
+    def min(self, axis=None, keepdims: bool = False):
+        return _t().min(self, axis=axis, keepdims=keepdims)
+
+    def all(self, axis=None, keepdims: bool = False):
+        return _t().all(self, axis=axis, keepdims=keepdims)
+
+    def any(self, axis=None, keepdims: bool = False):
+        return _t().any(self, axis=axis, keepdims=keepdims)
+
+    def argmax(self, axis=None, keepdims: bool = False):
+        return _t().argmax(self, axis=axis, keepdims=keepdims)
+
+    def argmin(self, axis=None, keepdims: bool = False):
+        return _t().argmin(self, axis=axis, keepdims=keepdims)
+
+    def dot(self, other):
+        return _t().dot(self, other)
+
+    def clip(self, a_min, a_max):
+        return _t().clip(self, a_min, a_max)
+
+    def round(self):
+        return _t().round(self)
+
+    def exp(self):
+        return _t().exp(self)
+
+    def log(self):
+        return _t().log(self)
+
+
+class TensorVariable(_TensorOperators, Variable):
+    """A Variable whose values are NumPy arrays (its type is a ``TensorType``)."""
+
+
+class TensorConstant(_TensorOperators, Constant):
+    """A constant array.
+
+    ``weak`` marks a constant made from a Python number: in dtype promotion it
+    counts as a Python scalar (NumPy 2 rules), so ``fvector + 1.0`` stays
+    float32 while the constant keeps its own dtype.
+    """
+
+    def __init__(self, type: Any, data: Any, name: str | None = None, weak: bool = False) -> None:
+        super().__init__(type, data, name)
+        self.weak = weak
+
+    def __str__(self) -> str:
+        if self.name is not None:
+            return self.name
+        return f"TensorConstant{{{constant_text(self.data)}}}"
+
+    def clone(self, name: str | None = None) -> TensorConstant:
+        cp = TensorConstant(self.type, self.data, self.name if name is None else name, weak=self.weak)
+        cp.tag.update(self.tag)
+        return cp
+
+    def signature(self) -> tuple[Any, ...]:
+        """What makes two constants interchangeable: type, weakness and bytes."""
+        data = self.data
+        return (self.type, self.weak, data.shape, data.tobytes())
+
+
+def constant_text(data: np.ndarray) -> str:
+    """How a constant's value prints: ``2.0``, ``(1,) of 1.0``, ``[1 2 3]``."""
+    if data.ndim == 0:
+        return str(data[()])
+    if data.size > 0 and bool(np.all(data == data.flat[0])):
+        return f"{data.shape} of {data.flat[0]}"
+    if data.size <= 8:
+        return np.array2string(data, separator=" ", max_line_width=10_000).replace("\n", "")
+    return f"{data.shape} array of {data.dtype}"
