@@ -74,7 +74,7 @@ def filter_value(
         source = np.asarray(data)
     except (TypeError, ValueError) as err:
         raise TypeError(f"{what} expected an array-like value, received {type(data).__name__}: {err}") from None
-    if source.dtype == object:
+    if source.dtype == object or source.dtype.kind in "USVMm":
         raise TypeError(f"{what} expected a numeric value, received {type(data).__name__} {data!r:.60}")
     if allow_downcast:
         return source.astype(dtype)

@@ -20,12 +20,13 @@ from symlab.scalar.type import check_dtype
 from symlab.tensor.type import TensorType
 from symlab.tensor.variable import TensorConstant, TensorVariable
 
+#: Python's own number types (not NumPy scalars, which subclass some of them).
 PYTHON_SCALARS = (bool, int, float, complex)
 
 
 def constant(value: Any, name: str | None = None, ndim: int | None = None, dtype: Any = None) -> TensorConstant:
     """A ``TensorConstant`` holding ``value`` (a Python number becomes a *weak* constant)."""
-    weak = isinstance(value, PYTHON_SCALARS) and dtype is None
+    weak = type(value) in PYTHON_SCALARS and dtype is None
     try:
         data = np.asarray(value, dtype=None if dtype is None else check_dtype(dtype))
     except (TypeError, ValueError, OverflowError) as err:
@@ -75,7 +76,7 @@ def _flatten(seq: Sequence[Any]):
 
 def is_weak(x: Any) -> bool:
     """True for Python numbers and the weak constants made from them."""
-    return isinstance(x, PYTHON_SCALARS) or (isinstance(x, TensorConstant) and x.weak)
+    return type(x) in PYTHON_SCALARS or (isinstance(x, TensorConstant) and x.weak)
 
 
 def get_scalar_constant_value(v: Any) -> Any:

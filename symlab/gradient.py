@@ -1,0 +1,355 @@
+"""Reverse-mode automatic differentiation: ``grad`` and friends.
+
+``grad`` walks the graph from the cost back to the inputs; at each Apply
+node the op's ``L_op`` turns the gradients of its outputs into gradients of
+its inputs. The result is an ordinary graph: it prints and evaluates like any
+other.
+
+>>> import numpy as np
+>>> import symlab
+>>> import symlab.tensor as st
+>>> x = st.dvector("x")
+>>> cost = (x ** 2).sum()
+>>> g = symlab.grad(cost, x)
+>>> g.eval({x: np.array([1.0, 2.0])})
+array([2., 4.])
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from symlab.graph.basic import Variable
+from symlab.graph.evaluate import evaluate
+from symlab.graph.null_type import DisconnectedType, NullType
+from symlab.graph.traversal import ancestors, io_toposort
+from symlab.tensor.type import TensorType
+
+
+class DisconnectedInputError(ValueError):
+    """A requested gradient input does not influence the cost."""
+
+
+class NullTypeGradError(TypeError):
+    """The requested gradient goes through an operation that has none."""
+
+
+class GradientError(AssertionError):
+    """``verify_grad`` found symbolic and numeric gradients that disagree."""
+
+
+def _is_discrete(var: Variable) -> bool:
+    return isinstance(var.type, TensorType) and not var.type.dtype.startswith(("float", "complex"))
+
+
+def _zeros_like(var: Variable) -> Variable:
+    """A float zero tensor of ``var``'s shape (the gradient that is exactly zero)."""
+    from symlab.tensor.basic import cast
+    from symlab.tensor.math import second
+
+    dtype = var.dtype if not _is_discrete(var) else "float64"
+    return second(var, cast(0.0, dtype))
+
+
+def grad(
+    cost: Variable | None,
+    wrt: Variable | Sequence[Variable],
+    consider_constant: Sequence[Variable] | None = None,
+    known_grads: Mapping[Variable, Any] | None = None,
+    disconnected_inputs: str = "raise",
+    null_gradients: str = "raise",
+) -> Variable | list[Variable]:
+    """Symbolic gradient of the scalar ``cost`` with respect to ``wrt``.
+
+    ``wrt`` is a variable or a list of them (the answer has the same form).
+    ``consider_constant`` lists variables treated as constants (no gradient
+    flows through them); ``known_grads`` maps variables to gradients given
+    by the caller (``cost`` may then be ``None``). An input the cost does not
+    depend on raises ``DisconnectedInputError`` (``disconnected_inputs=
+    'warn'`` or ``'ignore'`` return zeros instead). An integer or boolean
+    input has a zero gradient. A gradient through an op that has none
+    (``argmax``, comparisons, ``round``) raises ``NullTypeGradError`` only if
+    it reaches a requested input (``null_gradients='return'`` returns the
+    ``NullType`` variable instead).
+    """
+    if disconnected_inputs not in ("raise", "warn", "ignore"):
+        raise ValueError(f"disconnected_inputs must be 'raise', 'warn' or 'ignore', received {disconnected_inputs!r}")
+    single = isinstance(wrt, Variable)
+    wrt_list = [wrt] if single else list(wrt)
+    for k, w in enumerate(wrt_list):
+        if not isinstance(w, Variable):
+            raise TypeError(f"grad: wrt[{k}] must be a Variable, received {type(w).__name__}")
+
+    grads: dict[Variable, Variable] = {}
+    if cost is not None:
+        if not isinstance(cost, Variable):
+            raise TypeError(f"grad: cost must be a Variable, received {type(cost).__name__}")
+        if cost.type.ndim != 0:
+            raise TypeError(
+                f"grad: cost must be a scalar (0-d), received {cost} of type {cost.type}; "
+                "sum it, or use jacobian for a vector"
+            )
+        from symlab.tensor.basic import constant
+
+        grads[cost] = constant(1.0, dtype="float64" if _is_discrete(cost) else cost.dtype)
+    for var, g in (known_grads or {}).items():
+        from symlab.tensor.basic import as_tensor_variable
+
+        g = as_tensor_variable(g)
+        if g.ndim != var.ndim:
+            raise ValueError(f"grad: known gradient of {var} ({var.type}) has {g.ndim} dimensions, expected {var.ndim}")
+        grads[var] = _accumulate(grads.get(var), g)
+    if not grads:
+        raise ValueError("grad: give a cost or known_grads")
+
+    sources = list(grads)
+    blockers = set(consider_constant or ())
+    # Variables on a path from some wrt to some source: only those need gradients.
+    wanted = set(wrt_list)
+    on_path = _variables_between(wrt_list, sources, blockers)
+    nodes = [n for n in io_toposort(list(wanted | blockers), sources) if any(o in on_path for o in n.outputs)]
+
+    for node in reversed(nodes):
+        out_grads = [grads.get(o) for o in node.outputs]
+        if all(g is None for g in out_grads):
+            continue
+        nulls = [g for g in out_grads if g is not None and isinstance(g.type, NullType)]
+        if nulls:
+            for inp in node.inputs:
+                if inp in on_path and inp not in blockers:
+                    grads[inp] = nulls[0]
+            continue
+        out_grads = [_zeros_like(o) if g is None else g for o, g in zip(node.outputs, out_grads)]
+        input_grads = node.op.L_op(node.inputs, node.outputs, out_grads)
+        if len(input_grads) != len(node.inputs):
+            raise ValueError(
+                f"{node.op}.L_op returned {len(input_grads)} gradients for {len(node.inputs)} inputs"
+            )
+        for inp, g in zip(node.inputs, input_grads):
+            if inp not in on_path or inp in blockers or g is None or _is_discrete(inp):
+                continue
+            if isinstance(g.type, DisconnectedType):
+                continue
+            if isinstance(g.type, NullType):
+                grads[inp] = g
+                continue
+            grads[inp] = _accumulate(grads.get(inp), _fit(g, inp, node.op))
+
+    results = []
+    for w in wrt_list:
+        g = grads.get(w)
+        if g is None:
+            if _is_discrete(w):
+                results.append(_zeros_like(w))
+                continue
+            message = f"grad: the cost does not depend on {w} (wrt input {wrt_list.index(w)})"
+            if w in on_path:
+                message = (
+                    f"grad: the cost depends on {w} (wrt input {wrt_list.index(w)}) only through integer or "
+                    "boolean values (a comparison, argmax, a cast to int...), which have no gradient"
+                )
+            if disconnected_inputs == "raise":
+                raise DisconnectedInputError(message + "; pass disconnected_inputs='ignore' to get zeros")
+            if disconnected_inputs == "warn":
+                warnings.warn(message, stacklevel=2)
+            results.append(_zeros_like(w))
+        elif isinstance(g.type, NullType):
+            if null_gradients == "raise":
+                raise NullTypeGradError(f"grad: cannot differentiate with respect to {w}: {g.type.why}")
+            results.append(g)
+        else:
+            results.append(g)
+    return results[0] if single else results
+
+
+def _variables_between(wrt: list[Variable], sources: list[Variable], blockers: set[Variable]) -> set[Variable]:
+    """Variables that depend on some ``wrt`` and that some source depends on."""
+    upstream = set(ancestors(sources, blockers=list(blockers) + wrt))
+    depends: set[Variable] = set(v for v in wrt if v in upstream)
+    for node in io_toposort(list(set(wrt) | blockers), sources):
+        if any(i in depends for i in node.inputs):
+            depends.update(node.outputs)
+    return {v for v in depends if v in upstream}
+
+
+def _fit(g: Variable, inp: Variable, op: Any) -> Variable:
+    """Check a gradient's rank and give it the input's dtype."""
+    from symlab.tensor.basic import cast
+
+    if isinstance(inp.type, TensorType):
+        if g.ndim != inp.ndim:
+            raise ValueError(
+                f"{op}.L_op returned a gradient with {g.ndim} dimensions ({g.type}) for input {inp} "
+                f"of type {inp.type}"
+            )
+        if g.dtype != inp.dtype:
+            g = cast(g, inp.dtype)
+    return g
+
+
+def _accumulate(total: Variable | None, g: Variable) -> Variable:
+    return g if total is None else total + g
+
+
+# -- derived transforms ------------------------------------------------------------------------
+def Lop(f: Variable, wrt: Variable | Sequence[Variable], eval_points: Any) -> Variable | list[Variable]:  # noqa: N802
+    """Vector-Jacobian product: ``eval_points`` (shaped like ``f``) times d f / d wrt."""
+    fs = [f] if isinstance(f, Variable) else list(f)
+    points = [eval_points] if isinstance(f, Variable) else list(eval_points)
+    return grad(None, wrt, known_grads=dict(zip(fs, points)), disconnected_inputs="ignore")
+
+
+def Rop(f: Variable, wrt: Variable | Sequence[Variable], eval_points: Any) -> Variable:  # noqa: N802
+    """Jacobian-vector product: d f / d wrt times ``eval_points`` (shaped like ``wrt``).
+
+    Computed as the transpose of a vector-Jacobian product, which every
+    differentiable op supports.
+    """
+    single_wrt = isinstance(wrt, Variable)
+    wrt_list = [wrt] if single_wrt else list(wrt)
+    points = [eval_points] if single_wrt else list(eval_points)
+    from symlab.graph.traversal import clone_replace
+
+    u = f.type()  # a dummy cotangent: the result is linear in it
+    vjp = Lop(f, wrt_list, u)
+    total = None
+    for g, v in zip(vjp, points):
+        total = _accumulate(total, (g * v).sum())
+    jvp = grad(total, u, disconnected_inputs="ignore")
+    # Only u's shape can remain in the graph; give it f's shape.
+    return clone_replace(jvp, {u: _zeros_like(f)})
+
+
+def jacobian(expression: Variable, wrt: Variable | Sequence[Variable]) -> Variable | list[Variable]:
+    """The Jacobian of a vector (or scalar) ``expression`` with respect to ``wrt``.
+
+    Rows are unrolled one gradient per element, so the expression's length
+    must be known statically (a scalar has one row).
+    """
+    from symlab.tensor.join import stack
+
+    single = isinstance(wrt, Variable)
+    wrt_list = [wrt] if single else list(wrt)
+    if expression.ndim == 0:
+        return grad(expression, wrt, disconnected_inputs="ignore")
+    if expression.ndim != 1:
+        raise TypeError(f"jacobian: expression must be a vector or a scalar, received {expression.type}")
+    n = expression.type.shape[0]
+    if n is None:
+        raise ValueError(
+            f"jacobian: the length of {expression} ({expression.type}) is not known statically; "
+            "use symlab.tensor.specify_shape to give it"
+        )
+    rows = [grad(expression[i], wrt_list, disconnected_inputs="ignore") for i in range(n)]
+    result = [stack([row[k] for row in rows]) for k in range(len(wrt_list))]
+    return result[0] if single else result
+
+
+def hessian(cost: Variable, wrt: Variable | Sequence[Variable]) -> Variable | list[Variable]:
+    """The Hessian of a scalar ``cost`` with respect to vector(s) ``wrt``."""
+    single = isinstance(wrt, Variable)
+    wrt_list = [wrt] if single else list(wrt)
+    result = []
+    for w in wrt_list:
+        g = grad(cost, w)
+        if w.ndim == 1 and w.type.shape[0] is None:
+            from symlab.tensor.shape import specify_shape
+
+            raise ValueError(
+                f"hessian: the length of {w} ({w.type}) is not known statically; give it with "
+                f"{specify_shape.__module__}.specify_shape"
+            )
+        result.append(jacobian(g, w))
+    return result[0] if single else result
+
+
+def _is_float(var: Variable) -> bool:
+    return isinstance(var.type, TensorType) and var.type.dtype.startswith("float")
+
+
+def _graph_variables(output: Variable) -> list[Variable]:
+    return list(ancestors([output]))
+
+
+# -- checking gradients numerically --------------------------------------------------------------
+def verify_grad(
+    fn: Callable[..., Variable],
+    pt: Sequence[Any],
+    n_tests: int = 2,
+    rng: np.random.Generator | None = None,
+    eps: float | None = None,
+    abs_tol: float | None = None,
+    rel_tol: float | None = None,
+) -> None:
+    """Check ``grad`` of ``fn`` at the point ``pt`` against central finite differences.
+
+    ``fn`` maps symbolic tensors (one per array of ``pt``) to a symbolic
+    tensor; its output is projected on a random tensor to get a scalar.
+    Raises :class:`GradientError` naming the input and the worst element.
+
+    >>> import numpy as np
+    >>> import symlab.tensor as st
+    >>> verify_grad(lambda x: st.exp(x) * x, [np.array([0.5, -1.0])], rng=np.random.default_rng(0))
+    """
+    rng = np.random.default_rng() if rng is None else rng
+    points = [np.array(p, dtype=p.dtype if isinstance(p, np.ndarray) else "float64", copy=True) for p in pt]
+    inputs = [TensorType(p.dtype, tuple(1 if s == 1 else None for s in p.shape))(f"input{k}") for k, p in enumerate(points)]
+    output = fn(*inputs)
+    out_value = np.asarray(evaluate([output], dict(zip(inputs, points)))[0])
+    # Any float32 (or smaller) value on the way makes finite differences coarser.
+    float_sizes = [np.dtype(v.type.dtype).itemsize for v in _graph_variables(output) if _is_float(v)]
+    low_precision = min(float_sizes, default=8) < 8
+    eps = eps if eps is not None else (1e-3 if low_precision else 1e-6)
+    abs_tol = abs_tol if abs_tol is not None else (3e-2 if low_precision else 1e-4)
+    rel_tol = rel_tol if rel_tol is not None else (3e-2 if low_precision else 1e-4)
+
+    for _ in range(n_tests):
+        from symlab.tensor.basic import constant
+
+        projection = rng.random(out_value.shape) + 0.5
+        cost = (output * constant(projection.astype(out_value.dtype if out_value.dtype.kind == "f" else "float64"))).sum()
+        symbolic = grad(cost, inputs, disconnected_inputs="ignore")
+        analytic = evaluate(symbolic, dict(zip(inputs, points)))
+
+        def cost_at(values: list[np.ndarray]) -> float:
+            return float(evaluate([cost], dict(zip(inputs, values)))[0])
+
+        for k, point in enumerate(points):
+            numeric = np.zeros(point.shape, dtype="float64")
+            for idx in np.ndindex(point.shape):
+                shifted = [p.copy() for p in points]
+                shifted[k][idx] = point[idx] + eps
+                plus = cost_at(shifted)
+                shifted[k][idx] = point[idx] - eps
+                minus = cost_at(shifted)
+                numeric[idx] = (plus - minus) / (2 * eps)
+            got = np.asarray(analytic[k], dtype="float64")
+            if got.shape != numeric.shape:
+                raise GradientError(f"verify_grad: gradient of input {k} has shape {got.shape}, expected {numeric.shape}")
+            abs_err = np.abs(got - numeric)
+            rel_err = abs_err / np.maximum(np.abs(got) + np.abs(numeric), 1e-8)
+            bad = (abs_err > abs_tol) & (rel_err > rel_tol)
+            if bad.any():
+                worst = np.unravel_index(np.argmax(np.where(bad, abs_err, -1)), bad.shape) if bad.ndim else ()
+                raise GradientError(
+                    f"verify_grad: gradient of input {k} disagrees with finite differences at index "
+                    f"{tuple(int(i) for i in worst)}: symbolic {got[worst]!r}, numeric {numeric[worst]!r} "
+                    f"(abs error {abs_err[worst]:.3g} > {abs_tol}, rel error {rel_err[worst]:.3g} > {rel_tol})"
+                )
+
+
+__all__ = [
+    "DisconnectedInputError",
+    "GradientError",
+    "Lop",
+    "NullTypeGradError",
+    "Rop",
+    "grad",
+    "hessian",
+    "jacobian",
+    "verify_grad",
+]

@@ -1,0 +1,128 @@
+"""symlab.grad and friends: values against finite differences and closed forms, and the errors."""
+
+import numpy as np
+import pytest
+
+import symlab
+import symlab.tensor as T
+from symlab.graph import Apply, Op
+from symlab.gradient import (
+    DisconnectedInputError,
+    GradientError,
+    Lop,
+    NullTypeGradError,
+    Rop,
+    grad,
+    verify_grad,
+)
+
+RNG = np.random.default_rng(7)
+
+
+def test_grad_is_exported_and_is_an_ordinary_graph():
+    assert symlab.grad is grad
+    x = T.dvector("x")
+    g = symlab.grad((x**3).sum(), x)
+    assert g.owner is not None
+    np.testing.assert_allclose(g.eval({x: np.array([1.0, 2.0])}), [3.0, 12.0])
+
+
+def test_grad_list_and_shared_subexpressions():
+    x, y = T.dscalars("x", "y")
+    p = x * y
+    cost = p * p + p
+    gx, gy = grad(cost, [x, y])
+    xv, yv = 1.5, -2.0
+    pv = xv * yv
+    assert float(gx.eval({x: xv, y: yv})) == pytest.approx((2 * pv + 1) * yv)
+    assert float(gy.eval({x: xv, y: yv})) == pytest.approx((2 * pv + 1) * xv)
+
+
+def test_cost_must_be_scalar():
+    with pytest.raises(TypeError, match="cost must be a scalar"):
+        grad(T.dvector("v") * 2.0, T.dvector("w"))
+
+
+def test_disconnected_inputs():
+    x, y = T.dvectors("x", "y")
+    cost = x.sum()
+    with pytest.raises(DisconnectedInputError, match="does not depend on y"):
+        grad(cost, y)
+    with pytest.warns(UserWarning, match="does not depend on y"):
+        g = grad(cost, y, disconnected_inputs="warn")
+    np.testing.assert_array_equal(g.eval({y: np.ones(2)}), [0.0, 0.0])
+    np.testing.assert_array_equal(grad(cost, y, disconnected_inputs="ignore").eval({y: np.ones(3)}), np.zeros(3))
+
+
+def test_integer_inputs_have_zero_gradient():
+    i = T.ivector("i")
+    x = T.dvector("x")
+    gi = grad((x * i).sum(), i)
+    assert gi.dtype == "float64"
+    np.testing.assert_array_equal(gi.eval({i: np.array([1, 2], "int32")}), [0.0, 0.0])
+
+
+def test_gradient_only_through_booleans_is_explained():
+    x = T.dvector("x")
+    with pytest.raises(DisconnectedInputError, match="only through integer or boolean values"):
+        grad((x > 0).sum(), x)
+
+
+def test_null_gradient_raises_only_when_it_reaches_the_answer():
+    x, y = T.dvectors("x", "y")
+    cost = (x * 2.0 + T.round(y)).sum()
+    # (the gradient graph reads y's shape through the sum, so y needs a value)
+    np.testing.assert_array_equal(grad(cost, x).eval({x: np.ones(2), y: np.ones(2)}), [2.0, 2.0])
+    with pytest.raises(NullTypeGradError, match=r"Elemwise\{round,no_inplace\}.*not differentiable"):
+        grad(cost, y)
+    null = grad(cost, y, null_gradients="return")
+    assert "NullType" in repr(null.type)
+
+
+def test_consider_constant_and_known_grads():
+    x = T.dscalar("x")
+    y = x * x
+    z = y * x
+    g = grad(z, x, consider_constant=[y])
+    assert float(g.eval({x: 3.0})) == 9.0  # y treated as a constant: dz/dx = y
+    v = T.dvector("v")
+    w = T.exp(v)
+    g = grad(None, v, known_grads={w: np.array([1.0, 2.0])})
+    np.testing.assert_allclose(g.eval({v: np.zeros(2)}), [1.0, 2.0])
+
+
+def test_lop_and_rop_match_the_jacobian():
+    x = T.dvector("x")
+    f = T.exp(x) * x.sum()
+    xv = np.array([0.2, -0.4, 0.9])
+    jac = np.diag(np.exp(xv)) * xv.sum() + np.exp(xv)[:, None]
+    u = np.array([1.0, -2.0, 0.5])
+    vec = T.dvector("vec")
+    np.testing.assert_allclose(Lop(f, x, vec).eval({x: xv, vec: u}), u @ jac)
+    np.testing.assert_allclose(Rop(f, x, vec).eval({x: xv, vec: u}), jac @ u)
+
+
+def test_verify_grad_catches_a_wrong_gradient():
+    class BadSquare(Op):
+        __props__ = ()
+
+        def make_node(self, x):
+            x = T.as_tensor_variable(x)
+            return Apply(self, [x], [x.type()])
+
+        def perform(self, node, inputs, output_storage):
+            output_storage[0][0] = inputs[0] ** 2
+
+        def L_op(self, inputs, outputs, output_grads):
+            return [output_grads[0] * inputs[0] * 3.0]  # should be 2x
+
+    with pytest.raises(GradientError, match="gradient of input 0 disagrees"):
+        verify_grad(BadSquare(), [np.array([1.0, 2.0])], rng=RNG)
+
+
+def test_second_derivative_through_grad():
+    x = T.dscalar("x")
+    g = grad(T.sin(x) * x, x)
+    gg = grad(g, x)
+    xv = 0.7
+    assert float(gg.eval({x: xv})) == pytest.approx(2 * np.cos(xv) - xv * np.sin(xv))
