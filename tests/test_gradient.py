@@ -126,3 +126,34 @@ def test_second_derivative_through_grad():
     gg = grad(g, x)
     xv = 0.7
     assert float(gg.eval({x: xv})) == pytest.approx(2 * np.cos(xv) - xv * np.sin(xv))
+
+
+def test_jacobian_and_hessian():
+    from symlab.gradient import hessian, jacobian
+
+    x = T.tensor("float64", shape=(3,), name="x")
+    xv = np.array([0.5, -1.0, 2.0])
+    j = jacobian(T.exp(x) * x[0], x)
+    expected = np.diag(np.exp(xv)) * xv[0]
+    expected[:, 0] += np.exp(xv)
+    np.testing.assert_allclose(j.eval({x: xv}), expected)
+    h = hessian((x**3).sum() + x[0] * x[1], x)
+    expected_h = np.diag(6 * xv)
+    expected_h[0, 1] = expected_h[1, 0] = 1.0
+    np.testing.assert_allclose(h.eval({x: xv}), expected_h)
+    with pytest.raises(ValueError, match="not known statically"):
+        jacobian(T.dvector("v") * 2.0, T.dvector("w"))
+
+
+def test_grad_of_a_composite_model_against_finite_differences():
+    # logistic regression loss, as a user writes it
+    verify_grad(
+        lambda w, X, y: -(y * T.log(T.sigmoid(X @ w)) + (1 - y) * T.log(1 - T.sigmoid(X @ w))).mean(),
+        [RNG.normal(size=3), RNG.normal(size=(5, 3)), (RNG.random(5) > 0.5).astype("float64")],
+        rng=RNG,
+    )
+    verify_grad(
+        lambda W, b, X: T.log_softmax(T.tanh(X @ W + b), axis=1)[T.arange(4), T.constant(np.array([0, 1, 1, 0]))].sum(),
+        [RNG.normal(size=(3, 2)), RNG.normal(size=2), RNG.normal(size=(4, 3))],
+        rng=RNG,
+    )

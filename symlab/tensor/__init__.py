@@ -20,8 +20,25 @@ from symlab.tensor.basic import (
 from symlab.tensor.constructors import *  # noqa: F403
 from symlab.tensor.elemwise import DimShuffle, Elemwise
 from symlab.tensor.math import *  # noqa: F403
+from symlab.tensor.products import *  # noqa: F403
 from symlab.tensor.reduction import *  # noqa: F403
-from symlab.tensor.shape import Shape, SpecifyShape, shape, specify_shape
+from symlab.tensor.special import *  # noqa: F403
+from symlab.tensor.shape import (
+    Reshape,
+    Shape,
+    Shape_i,
+    SpecifyShape,
+    expand_dims,
+    flatten,
+    reshape,
+    shape,
+    shape_i,
+    specify_shape,
+    squeeze,
+)
+from symlab.tensor.alloc import *  # noqa: F403
+from symlab.tensor.join import *  # noqa: F403
+from symlab.tensor.subtensor import *  # noqa: F403
 from symlab.tensor.type import TensorType
 from symlab.tensor.variable import TensorConstant, TensorVariable
 

@@ -81,7 +81,7 @@ def is_weak(x: Any) -> bool:
 
 def get_scalar_constant_value(v: Any) -> Any:
     """The value of ``v`` if it is a constant with all elements equal, else ``ValueError``."""
-    if isinstance(v, PYTHON_SCALARS | np.number):
+    if isinstance(v, (*PYTHON_SCALARS, np.number)):
         return v
     if isinstance(v, TensorConstant):
         data = v.data

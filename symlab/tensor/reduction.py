@@ -18,7 +18,7 @@ array([5., 7.])
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any as AnyValue  # the op class `Any` below takes the plain name
 
 import numpy as np
 
@@ -34,7 +34,7 @@ class Reduce(Op):
 
     __props__ = ("axis", "dtype")
     #: The NumPy reduction (``np.sum``...); subclasses set it.
-    numpy_fn: Callable[..., Any]
+    numpy_fn: Callable[..., AnyValue]
 
     def __init__(self, axis: tuple[int, ...] | None = None, dtype: str | None = None) -> None:
         self.axis = None if axis is None else tuple(sorted(int(a) for a in axis))
@@ -61,7 +61,7 @@ class Reduce(Op):
     def reduced_axes(self, ndim: int) -> tuple[int, ...]:
         return tuple(range(ndim)) if self.axis is None else self.axis
 
-    def make_node(self, x: Any) -> Apply:
+    def make_node(self, x: AnyValue) -> Apply:
         x = as_tensor_variable(x)
         axes = self.reduced_axes(x.ndim)
         if axes and axes[-1] >= x.ndim:
@@ -156,7 +156,7 @@ class Any(_Logical):
     numpy_fn = staticmethod(np.any)
 
 
-def _reduce(cls: type[Reduce], x: Any, axis: Any, keepdims: bool, dtype: Any = None) -> Variable:
+def _reduce(cls: type[Reduce], x: AnyValue, axis: AnyValue, keepdims: bool, dtype: AnyValue = None) -> Variable:
     x = as_tensor_variable(x)
     if dtype is not None:
         from symlab.tensor.basic import cast
@@ -171,35 +171,270 @@ def _reduce(cls: type[Reduce], x: Any, axis: Any, keepdims: bool, dtype: Any = N
     return out
 
 
-def sum(x: Any, axis: Any = None, keepdims: bool = False, dtype: Any = None) -> Variable:  # noqa: A001
+def sum(x: AnyValue, axis: AnyValue = None, keepdims: bool = False, dtype: AnyValue = None) -> Variable:  # noqa: A001
     """Sum over ``axis`` (all axes by default)."""
     return _reduce(Sum, x, axis, keepdims, dtype)
 
 
-def prod(x: Any, axis: Any = None, keepdims: bool = False, dtype: Any = None) -> Variable:
+def prod(x: AnyValue, axis: AnyValue = None, keepdims: bool = False, dtype: AnyValue = None) -> Variable:
     """Product over ``axis``."""
     return _reduce(Prod, x, axis, keepdims, dtype)
 
 
-def max(x: Any, axis: Any = None, keepdims: bool = False) -> Variable:  # noqa: A001
+def max(x: AnyValue, axis: AnyValue = None, keepdims: bool = False) -> Variable:  # noqa: A001
     """Maximum over ``axis``."""
     return _reduce(Max, x, axis, keepdims)
 
 
-def min(x: Any, axis: Any = None, keepdims: bool = False) -> Variable:  # noqa: A001
+def min(x: AnyValue, axis: AnyValue = None, keepdims: bool = False) -> Variable:  # noqa: A001
     """Minimum over ``axis``."""
     return _reduce(Min, x, axis, keepdims)
 
 
-def all(x: Any, axis: Any = None, keepdims: bool = False) -> Variable:  # noqa: A001
+def all(x: AnyValue, axis: AnyValue = None, keepdims: bool = False) -> Variable:  # noqa: A001
     """True where every element over ``axis`` is true."""
     return _reduce(All, x, axis, keepdims)
 
 
-def any(x: Any, axis: Any = None, keepdims: bool = False) -> Variable:  # noqa: A001
+def any(x: AnyValue, axis: AnyValue = None, keepdims: bool = False) -> Variable:  # noqa: A001
     """True where some element over ``axis`` is true."""
     return _reduce(Any, x, axis, keepdims)
 
 
 
-__all__ = ["All", "Any", "Max", "Min", "Prod", "Reduce", "Sum", "all", "any", "max", "min", "prod", "sum"]
+# ---------------------------------------------------------------------------------------
+# Statistics: mean, var, std.
+class ReducedSize(Op):
+    """The number of elements in the ``axis`` dimensions of ``x`` (an int64 scalar).
+
+    The count that ``mean`` divides by, when the sizes are not static:
+
+    >>> import numpy as np
+    >>> import symlab.tensor as st
+    >>> x = st.dmatrix("x")
+    >>> ReducedSize((1,))(x).eval({x: np.zeros((2, 3))})
+    array(3)
+    """
+
+    __props__ = ("axis",)
+
+    def __init__(self, axis: tuple[int, ...]) -> None:
+        self.axis = tuple(sorted(int(a) for a in axis))
+
+    def make_node(self, x: AnyValue) -> Apply:
+        x = as_tensor_variable(x)
+        if self.axis and self.axis[-1] >= x.ndim:
+            raise ValueError(f"{self}: axis {list(self.axis)} is out of range for {x} ({x.type})")
+        return Apply(self, [x], [TensorType("int64", ())()])
+
+    def perform(self, node, inputs, output_storage):
+        sizes = [inputs[0].shape[d] for d in self.axis]
+        output_storage[0][0] = np.asarray(np.prod(sizes, dtype="int64"), dtype="int64")
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        return [()]
+
+    def L_op(self, inputs, outputs, output_grads):  # noqa: N802
+        from symlab.graph.null_type import disconnected
+
+        return [disconnected()]
+
+
+def _count(x: Variable, axes: tuple[int, ...], ddof: int | float = 0) -> AnyValue:
+    """``max(number of elements in axes - ddof, 0)``: a Python number when static, else a graph."""
+    sizes = [x.type.shape[d] for d in axes]
+    if None not in sizes:
+        n = int(np.prod(sizes, dtype="int64")) - ddof
+        return n if n > 0 else 0
+    n = ReducedSize(axes)(x)
+    if ddof:
+        from symlab.tensor.math import maximum
+
+        n = maximum(n - ddof, 0)
+    return n
+
+
+def _divide_by_count(total: Variable, count: AnyValue) -> Variable:
+    """``total / count`` in ``total``'s dtype (a Python count is a weak constant)."""
+    from symlab.tensor.basic import cast
+
+    if isinstance(count, Variable):
+        count = cast(count, total.dtype)
+    return total / count
+
+
+def _float_input(x: AnyValue, opname: str) -> Variable:
+    """``x`` converted to float64 if it is boolean or integer, as NumPy's ``mean`` does."""
+    from symlab.tensor.basic import cast
+
+    x = as_tensor_variable(x)
+    kind = np.dtype(x.dtype).kind
+    if kind in "biu":
+        return cast(x, "float64")
+    if kind not in "fc":
+        raise TypeError(f"{opname}: unsupported dtype {x.dtype} of {x} ({x.type})")
+    return x
+
+
+def mean(x: AnyValue, axis: AnyValue = None, keepdims: bool = False) -> Variable:
+    """Arithmetic mean over ``axis``; integers give float64, like ``np.mean``.
+
+    >>> import numpy as np
+    >>> import symlab.tensor as st
+    >>> x = st.imatrix("x")
+    >>> m = st.mean(x, axis=0)
+    >>> m.type
+    TensorType(float64, (?,))
+    >>> m.eval({x: np.array([[1, 2], [4, 4]], dtype="int32")})
+    array([2.5, 3. ])
+    """
+    x = _float_input(x, "mean")
+    axes = normalize_axes(axis, x.ndim, "mean")
+    return _divide_by_count(sum(x, axes, keepdims), _count(x, axes))
+
+
+def var(x: AnyValue, axis: AnyValue = None, keepdims: bool = False, ddof: int | float = 0) -> Variable:
+    """Variance over ``axis``, dividing by ``count - ddof`` as ``np.var``.
+
+    >>> import numpy as np
+    >>> import symlab.tensor as st
+    >>> x = st.dvector("x")
+    >>> float(st.var(x, ddof=1).eval({x: np.array([1.0, 2.0, 3.0])}))
+    1.0
+    """
+    from symlab.tensor.math import abs as tabs
+
+    x = _float_input(x, "var")
+    axes = normalize_axes(axis, x.ndim, "var")
+    deviation = x - mean(x, axes, keepdims=True)
+    if np.dtype(x.dtype).kind == "c":
+        deviation = tabs(deviation)
+    return _divide_by_count(sum(deviation * deviation, axes, keepdims), _count(x, axes, ddof))
+
+
+def std(x: AnyValue, axis: AnyValue = None, keepdims: bool = False, ddof: int | float = 0) -> Variable:
+    """Standard deviation over ``axis``: ``sqrt(var(x, axis, keepdims, ddof))``.
+
+    >>> import numpy as np
+    >>> import symlab.tensor as st
+    >>> x = st.dmatrix("x")
+    >>> st.std(x, axis=1).eval({x: np.array([[1.0, 3.0], [2.0, 2.0]])})
+    array([1., 0.])
+    """
+    from symlab.tensor.math import sqrt
+
+    return sqrt(var(x, axis, keepdims, ddof))
+
+
+# ---------------------------------------------------------------------------------------
+# Positions of extrema: argmax, argmin.
+class ArgReduce(Op):
+    """Index (int64) of the extremum along ``axis``; ``None`` searches the flattened tensor."""
+
+    __props__ = ("axis",)
+    numpy_fn: Callable[..., AnyValue]
+
+    def __init__(self, axis: int | None = None) -> None:
+        self.axis = None if axis is None else int(axis)
+
+    def make_node(self, x: AnyValue) -> Apply:
+        x = as_tensor_variable(x)
+        if self.axis is not None and not 0 <= self.axis < x.ndim:
+            raise ValueError(f"{self}: axis {self.axis} is out of range for {x} ({x.type})")
+        searched = x.type.shape if self.axis is None else (x.type.shape[self.axis],)
+        if 0 in searched:
+            raise ValueError(f"{self}: {x} ({x.type}) is empty along the searched axis; there is no extremum")
+        shape = () if self.axis is None else tuple(s for d, s in enumerate(x.type.shape) if d != self.axis)
+        return Apply(self, [x], [TensorType("int64", shape)()])
+
+    def perform(self, node, inputs, output_storage):
+        output_storage[0][0] = np.asarray(type(self).numpy_fn(inputs[0], axis=self.axis), dtype="int64")
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        if self.axis is None:
+            return [()]
+        return [tuple(s for d, s in enumerate(input_shapes[0]) if d != self.axis)]
+
+    def L_op(self, inputs, outputs, output_grads):  # noqa: N802
+        from symlab.graph.null_type import grad_undefined
+
+        return [grad_undefined(self, 0, inputs[0], "an index is not a differentiable function")]
+
+
+class Argmax(ArgReduce):
+    numpy_fn = staticmethod(np.argmax)
+
+
+class Argmin(ArgReduce):
+    numpy_fn = staticmethod(np.argmin)
+
+
+def _arg_reduce(cls: type[ArgReduce], x: AnyValue, axis: AnyValue, keepdims: bool) -> Variable:
+    from symlab.tensor.basic import normalize_axis
+
+    x = as_tensor_variable(x)
+    if axis is None:
+        out = cls(None)(x)
+        return DimShuffle(0, ("x",) * x.ndim)(out) if keepdims else out
+    if isinstance(axis, Variable):
+        from symlab.tensor.basic import get_scalar_constant_value
+
+        axis = int(get_scalar_constant_value(axis))
+    axis = normalize_axis(axis, x.ndim, cls.__name__.lower())
+    out = cls(axis)(x)
+    if keepdims:
+        pattern = [*range(axis), "x", *range(axis, x.ndim - 1)]
+        out = DimShuffle(x.ndim - 1, pattern)(out)
+    return out
+
+
+def argmax(x: AnyValue, axis: int | None = None, keepdims: bool = False) -> Variable:
+    """Index of the maximum along ``axis`` (of the flattened tensor when ``None``), as ``np.argmax``.
+
+    >>> import numpy as np
+    >>> import symlab.tensor as st
+    >>> x = st.dmatrix("x")
+    >>> st.argmax(x, axis=1).eval({x: np.array([[1.0, 5.0], [7.0, 2.0]])})
+    array([1, 0])
+    >>> int(st.argmax(x).eval({x: np.array([[1.0, 5.0], [7.0, 2.0]])}))
+    2
+    """
+    return _arg_reduce(Argmax, x, axis, keepdims)
+
+
+def argmin(x: AnyValue, axis: int | None = None, keepdims: bool = False) -> Variable:
+    """Index of the minimum along ``axis`` (of the flattened tensor when ``None``), as ``np.argmin``.
+
+    >>> import numpy as np
+    >>> import symlab.tensor as st
+    >>> x = st.dvector("x")
+    >>> int(st.argmin(x).eval({x: np.array([3.0, -1.0, 2.0])}))
+    1
+    """
+    return _arg_reduce(Argmin, x, axis, keepdims)
+
+
+__all__ = [
+    "All",
+    "Any",
+    "ArgReduce",
+    "Argmax",
+    "Argmin",
+    "Max",
+    "Min",
+    "Prod",
+    "ReducedSize",
+    "Reduce",
+    "Sum",
+    "all",
+    "any",
+    "argmax",
+    "argmin",
+    "max",
+    "mean",
+    "min",
+    "prod",
+    "std",
+    "sum",
+    "var",
+]

@@ -33,6 +33,8 @@ class _TensorOperators:
     """Operators and methods shared by tensor variables and constants."""
 
     type: Any
+    # ``np.ones(2) + x`` must call ``x.__radd__``, not make an object array.
+    __array_ufunc__ = None
 
     # -- static information -------------------------------------------------
     @property

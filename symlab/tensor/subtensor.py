@@ -1,0 +1,863 @@
+"""Indexing (``x[idx]``) and writing into the indexed part of a tensor.
+
+Basic indexing (integers, slices, ``...``, ``None``) is a ``Subtensor`` op
+whose output is a view of its input; integer-array and boolean-mask indexing
+is an ``AdvancedSubtensor`` op, whose output is a copy, as in NumPy. The
+structure of the index is part of the op (``idx_list``); the symbolic
+integers in it are extra inputs of the node:
+
+>>> import numpy as np
+>>> import symlab.tensor as st
+>>> x = st.dmatrix("x")
+>>> i = st.lscalar("i")
+>>> y = x[i, 1:]
+>>> y.owner.op, y.owner.inputs
+(Subtensor{int64, 1:}, [x, i])
+>>> y.eval({x: np.arange(6.0).reshape(2, 3), i: -1})
+array([4., 5.])
+
+``set_subtensor`` and ``inc_subtensor`` take an indexed variable and return
+the *whole* tensor, with the indexed part replaced or incremented:
+
+>>> v = st.dvector("v")
+>>> st.inc_subtensor(v[[0, 0, 2]], 1.0).eval({v: np.zeros(4)})
+array([2., 0., 1., 0.])
+>>> st.set_subtensor(v[1:3], 5.0).eval({v: np.zeros(4)})
+array([0., 5., 5., 0.])
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from symlab.graph.basic import Apply, Constant, Variable
+from symlab.graph.null_type import disconnected
+from symlab.graph.op import Op
+from symlab.tensor.basic import as_tensor_variable, cast, constant, is_weak
+from symlab.tensor.elemwise import DimShuffle
+from symlab.tensor.type import TensorType
+from symlab.tensor.variable import TensorVariable
+
+__all__ = [
+    "AdvancedIncSubtensor",
+    "AdvancedSubtensor",
+    "IncSubtensor",
+    "Subtensor",
+    "getitem",
+    "inc_subtensor",
+    "set_subtensor",
+]
+
+
+# =========================================================================================
+# The static structure of an index
+# =========================================================================================
+@dataclass(frozen=True)
+class IndexVar:
+    """Placeholder in an ``idx_list`` for an index given as a symbolic input.
+
+    ``dtype`` and ``ndim`` describe that input: ``IndexVar("int64")`` is a
+    scalar, ``IndexVar("bool", 2)`` a boolean mask of a matrix.
+    """
+
+    dtype: str
+    ndim: int = 0
+
+    @property
+    def is_mask(self) -> bool:
+        return self.dtype == "bool"
+
+    def __str__(self) -> str:
+        return self.dtype if self.ndim == 0 else f"{self.dtype}[{', '.join(':' * self.ndim)}]"
+
+    def describe(self) -> str:
+        return f"a {self.dtype} scalar" if self.ndim == 0 else f"a {self.ndim}-d {self.dtype} tensor"
+
+
+#: An entry of ``idx_list``: an int, a slice as ``(start, stop, step)``, an
+#: ``IndexVar``, or ``None`` (a new axis; in advanced indexing only).
+IndexEntry = Any
+
+
+def _normalize_idx_list(op: str, idx_list: Sequence[Any], advanced: bool) -> tuple[IndexEntry, ...]:
+    """Check ``idx_list`` and make it hashable (slices become tuples)."""
+
+    def scalar(v: Any, where: str) -> int | IndexVar:
+        if isinstance(v, IndexVar) and v.ndim == 0 and v.dtype.startswith(("int", "uint")):
+            return v
+        if isinstance(v, int | np.integer) and not isinstance(v, bool | np.bool_):
+            return int(v)
+        raise TypeError(f"{op}: {where} must be an int or an integer IndexVar, received {v!r}")
+
+    out: list[IndexEntry] = []
+    for e in idx_list:
+        if isinstance(e, slice):
+            e = (e.start, e.stop, e.step)
+        if isinstance(e, tuple):
+            if len(e) != 3:
+                raise TypeError(f"{op}: a slice entry is (start, stop, step), received {e!r}")
+            e = tuple(None if f is None else scalar(f, "a slice field") for f in e)
+            if e[2] == 0:
+                raise ValueError(f"{op}: slice step cannot be zero")
+        elif e is None or e is Ellipsis:
+            if not advanced:
+                raise TypeError(f"{op}: idx_list holds no {e}: getitem expands ... and adds new axes with a DimShuffle")
+        elif isinstance(e, IndexVar) and e.ndim > 0:
+            if not advanced:
+                raise TypeError(f"{op}: array index {e} needs AdvancedSubtensor")
+            if not (e.is_mask or e.dtype.startswith(("int", "uint"))):
+                raise TypeError(f"{op}: array indices must be integer or boolean, received {e}")
+        else:
+            e = scalar(e, "an index")
+        out.append(e)
+    return tuple(out)
+
+
+def _entry_str(e: IndexEntry) -> str:
+    if isinstance(e, tuple):
+        start, stop, step = ("" if f is None else str(f) for f in e)
+        return f"{start}:{stop}" + (f":{step}" if step else "")
+    return "None" if e is None else "..." if e is Ellipsis else str(e)
+
+
+def _consumed(e: IndexEntry) -> int:
+    """How many dimensions of the indexed tensor an entry uses up."""
+    if e is None or e is Ellipsis:
+        return 0
+    return e.ndim if isinstance(e, IndexVar) and e.is_mask else 1
+
+
+def _placeholders(idx_list: Sequence[IndexEntry]) -> list[IndexVar]:
+    flat = [f for e in idx_list for f in (e if isinstance(e, tuple) else (e,))]
+    return [f for f in flat if isinstance(f, IndexVar)]
+
+
+def _substitute(idx_list: Sequence[IndexEntry], values: Sequence[Any]) -> list[Any]:
+    """``idx_list`` with its placeholders replaced, in order, by ``values``."""
+    it = iter(values)
+
+    def sub(f: Any) -> Any:
+        return next(it) if isinstance(f, IndexVar) else f
+
+    return [tuple(sub(f) for f in e) if isinstance(e, tuple) else sub(e) for e in idx_list]
+
+
+# =========================================================================================
+# Output shapes, computed the same way from static sizes and from symbolic ones
+# =========================================================================================
+class _Unknown:
+    """A size that is not known while building the graph; arithmetic keeps it unknown."""
+
+    def _same(self, *_: Any) -> _Unknown:
+        return self
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __floordiv__ = __rfloordiv__ = _same
+
+    def __repr__(self) -> str:
+        return "UNKNOWN"
+
+
+UNKNOWN = _Unknown()
+
+
+@dataclass
+class _Advanced:
+    """An advanced index for shape computation: the shape it contributes, the dims it uses."""
+
+    shape: tuple
+    consumed: int = 1
+
+
+def _known(*values: Any) -> bool:
+    return builtins.all(isinstance(v, int) for v in values)
+
+
+def _unknown(*values: Any) -> bool:
+    return builtins.any(v is UNKNOWN for v in values)
+
+
+def _binary(int_fn: Any, sym_name: str) -> Any:
+    def fn(a: Any, b: Any) -> Any:
+        if _unknown(a, b):
+            return UNKNOWN
+        if _known(a, b):
+            return int_fn(a, b)
+        from symlab.tensor import math
+
+        return getattr(math, sym_name)(a, b)
+
+    return fn
+
+
+_max = _binary(builtins.max, "maximum")
+_min = _binary(builtins.min, "minimum")
+_lt = _binary(lambda a, b: a < b, "lt")
+
+
+def _add(a: Any, b: Any) -> Any:
+    return a if isinstance(b, int) and b == 0 else a + b
+
+
+def _sub(a: Any, b: Any) -> Any:
+    return a if isinstance(b, int) and b == 0 else a - b
+
+
+def _where(cond: Any, a: Any, b: Any) -> Any:
+    if isinstance(cond, bool):
+        return a if cond else b
+    if cond is UNKNOWN or _unknown(a, b):
+        return a if _known(a, b) and a == b else UNKNOWN
+    from symlab.tensor.math import switch
+
+    return switch(cond, a, b)
+
+
+def _slice_length(n: Any, start: Any, stop: Any, step: Any) -> Any:
+    """``len(range(n)[start:stop:step])`` for ints, symbolic scalars or UNKNOWN."""
+    if start is None and stop is None and (step is None or (isinstance(step, int) and step == 1)):
+        return n
+    step = 1 if step is None else step
+    neg = _lt(step, 0)
+    lo, hi = _where(neg, -1, 0), _where(neg, _add(n, -1), n)
+
+    def bound(i: Any, default: Any) -> Any:
+        if i is None:
+            return default
+        return _where(_lt(i, 0), _max(_add(i, n), lo), _min(i, hi))
+
+    first = bound(start, _where(neg, _add(n, -1), 0))
+    end = bound(stop, _where(neg, -1, n))
+    # ceil((end - first) / step), for a step of either sign
+    sign = _where(neg, -1, 1)
+    numerator = _add(_sub(end, first), step - sign if _known(step, sign) else _sub(step, sign))
+    length = numerator if isinstance(step, int) and step == 1 else numerator // step
+    return _max(length, 0)
+
+
+def _broadcast_sizes(a: Any, b: Any, where: str) -> Any:
+    if isinstance(a, int) and a == 1:
+        return b
+    if isinstance(b, int) and b == 1:
+        return a
+    if _known(a, b):
+        if a != b:
+            raise IndexError(f"{where}: index arrays cannot be broadcast together (sizes {a} and {b})")
+        return a
+    if isinstance(a, int) or isinstance(b, int):
+        return a if isinstance(a, int) else b  # the other one must be 1 or the same
+    if _unknown(a, b):
+        return UNKNOWN
+    from symlab.tensor.math import eq, switch
+
+    return switch(eq(a, 1), b, a)
+
+
+def _broadcast_shapes(shapes: list[tuple], where: str) -> list:
+    ndim = builtins.max(len(s) for s in shapes)
+    out: list = [1] * ndim
+    for shape in shapes:
+        for k, size in enumerate(shape):
+            d = ndim - len(shape) + k
+            out[d] = _broadcast_sizes(out[d], size, where)
+    return out
+
+
+def _indexed_shape(shape: Sequence[Any], entries: Sequence[Any], where: str) -> list:
+    """The shape of ``x[entries]`` in NumPy's rules, given ``x``'s ``shape``.
+
+    Entries are ints or scalars (symbolic or UNKNOWN), slice tuples, ``None``
+    and ``_Advanced``. With advanced indices, scalars index like 0-d arrays;
+    the broadcast shape of all of them replaces them where they stand if they
+    are adjacent, and goes first otherwise.
+    """
+    advanced = builtins.any(isinstance(e, _Advanced) for e in entries)
+    if advanced:
+        entries = [
+            e if e is None or e is Ellipsis or isinstance(e, tuple | _Advanced) else _Advanced(()) for e in entries
+        ]
+    positions = [k for k, e in enumerate(entries) if isinstance(e, _Advanced)]
+    out: list = []
+    dim, insert_at = 0, None
+    for e in entries:
+        if e is None:
+            out.append(1)
+        elif e is Ellipsis:
+            continue  # kept only to separate advanced indices, as NumPy does
+        elif isinstance(e, tuple):
+            out.append(_slice_length(shape[dim], *e))
+            dim += 1
+        elif isinstance(e, _Advanced):
+            insert_at = len(out) if insert_at is None else insert_at
+            dim += e.consumed
+        else:
+            dim += 1
+    out.extend(shape[dim:])
+    if advanced:
+        adjacent = positions == list(range(positions[0], positions[-1] + 1))
+        at = insert_at if adjacent else 0
+        out[at:at] = _broadcast_shapes([entries[k].shape for k in positions], where)
+    return out
+
+
+def _as_int64(size: Any) -> Variable:
+    return constant(size, dtype="int64") if isinstance(size, int) else cast(size, "int64")
+
+
+# =========================================================================================
+# Ops
+# =========================================================================================
+class _IndexOp(Op):
+    """What the four indexing ops share: ``idx_list`` and its checks."""
+
+    advanced = False
+    idx_list: tuple[IndexEntry, ...]
+
+    def _init_idx(self, idx_list: Sequence[Any]) -> None:
+        self.idx_list = _normalize_idx_list(type(self).__name__, idx_list, self.advanced)
+
+    def _index_str(self) -> str:
+        return ", ".join(_entry_str(e) for e in self.idx_list)
+
+    def _check_index(self, x: Any, index: Sequence[Any]) -> tuple[TensorVariable, list[TensorVariable]]:
+        """Convert and check ``x`` and the index inputs; return them."""
+        x = as_tensor_variable(x)
+        wanted = _placeholders(self.idx_list)
+        if len(index) != len(wanted):
+            raise TypeError(f"{self}: expected {len(wanted)} index inputs ({wanted}), received {len(index)}")
+        index = [as_tensor_variable(v) for v in index]
+        for k, (ph, v) in enumerate(zip(wanted, index)):
+            if v.dtype != ph.dtype or v.ndim != ph.ndim:
+                raise TypeError(f"{self}: index input {k} must be {ph.describe()}, received {v} ({v.type})")
+        used = builtins.sum(_consumed(e) for e in self.idx_list)
+        if used > x.ndim:
+            raise IndexError(
+                f"{self}: too many indices for {x} ({x.type}): {used} dimensions are indexed, but it has {x.ndim}"
+            )
+        dim = 0
+        for e, value in zip(self.idx_list, _substitute(self.idx_list, index)):
+            self._check_static_entry(x, dim, e, value)
+            dim += _consumed(e)
+        return x, index
+
+    def _check_static_entry(self, x: TensorVariable, dim: int, e: IndexEntry, value: Any) -> None:
+        if e is None or e is Ellipsis or isinstance(e, tuple):
+            return
+        if isinstance(e, IndexVar) and e.is_mask:
+            for k, (want, got) in enumerate(zip(x.type.shape[dim:], value.type.shape)):
+                if want is not None and got is not None and want != got:
+                    raise IndexError(
+                        f"{self}: boolean index {value} ({value.type}) does not match dimension {dim + k} "
+                        f"of {x} ({x.type}): {got} != {want}"
+                    )
+            return
+        n = x.type.shape[dim]
+        if n is None or (isinstance(value, Variable) and not isinstance(value, Constant)):
+            return
+        values = np.asarray(value.data if isinstance(value, Constant) else value)
+        bad = values[(values < -n) | (values >= n)]
+        if bad.size:
+            raise IndexError(
+                f"{self}: index {bad.flat[0]} is out of range for dimension {dim} of {x} ({x.type}), of size {n}"
+            )
+
+    def _shape_entries(self, index: Sequence[Variable], symbolic_shapes: Sequence[Any] | None) -> list:
+        """``idx_list`` ready for :func:`_indexed_shape`, statically or symbolically."""
+
+        def resolve(v: Variable, k: int) -> Any:
+            if v.ndim == 0:
+                if isinstance(v, Constant):
+                    return int(v.data)
+                return v if symbolic_shapes is not None else UNKNOWN
+            if v.dtype == "bool":
+                if symbolic_shapes is not None:
+                    from symlab.tensor.reduction import sum as tsum
+
+                    count = tsum(v)
+                else:
+                    count = int(v.data.sum()) if isinstance(v, Constant) else UNKNOWN
+                return _Advanced((count,), v.ndim)
+            if symbolic_shapes is not None:
+                return _Advanced(tuple(symbolic_shapes[k]))
+            return _Advanced(tuple(UNKNOWN if s is None else s for s in v.type.shape))
+
+        resolved = [resolve(v, k) for k, v in enumerate(index)]
+        return _substitute(self.idx_list, resolved)
+
+    def _static_shape(self, x: TensorVariable, index: Sequence[Variable]) -> tuple[int | None, ...]:
+        shape = [UNKNOWN if s is None else s for s in x.type.shape]
+        out = _indexed_shape(shape, self._shape_entries(index, None), str(self))
+        return tuple(None if s is UNKNOWN else s for s in out)
+
+    def _symbolic_shape(self, node: Apply, input_shapes: Sequence[Sequence[Variable]]) -> tuple:
+        """Symbolic shape of ``x[idx]``, for a node with inputs ``x, *index``."""
+        entries = self._shape_entries(node.inputs[1:], input_shapes[1:])
+        shape = [int(s.data) if isinstance(s, Constant) else s for s in input_shapes[0]]
+        return tuple(_as_int64(s) for s in _indexed_shape(shape, entries, str(self)))
+
+    def _numpy_index(self, values: Sequence[Any]) -> tuple:
+        """The NumPy index that ``idx_list`` stands for, given the index input values."""
+
+        def convert(v: Any) -> Any:
+            v = np.asarray(v)
+            return int(v) if v.ndim == 0 else v
+
+        return tuple(
+            slice(*e) if isinstance(e, tuple) else e for e in _substitute(self.idx_list, [convert(v) for v in values])
+        )
+
+
+class _BaseSubtensor(_IndexOp):
+    __props__ = ("idx_list",)
+
+    def __init__(self, idx_list: Sequence[Any]) -> None:
+        self._init_idx(idx_list)
+
+    def __str__(self) -> str:
+        return f"{type(self).__name__}{{{self._index_str()}}}"
+
+    def make_node(self, x: Any, *index: Any) -> Apply:
+        x, index = self._check_index(x, index)
+        return Apply(self, [x, *index], [TensorType(x.dtype, self._static_shape(x, index))()])
+
+    def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]) -> None:
+        x, *index = inputs
+        output_storage[0][0] = np.asarray(x[self._numpy_index(index)])
+
+    def infer_shape(self, fgraph: Any, node: Apply, input_shapes: Sequence[Sequence[Variable]]) -> list:
+        symbolic = self._symbolic_shape(node, input_shapes)
+        static = node.outputs[0].type.shape
+        return [tuple(s if n is None else constant(n, dtype="int64") for s, n in zip(symbolic, static))]
+
+    def L_op(self, inputs, outputs, output_grads):  # noqa: N802
+        from symlab.tensor.math import second
+
+        x, *index = inputs
+        (g,) = output_grads
+        zeros = second(x, constant(0, dtype=g.dtype))
+        inc = (AdvancedIncSubtensor if self.advanced else IncSubtensor)(self.idx_list)
+        return [inc(zeros, g, *index)] + [disconnected() for _ in index]
+
+    def R_op(self, inputs, eval_points):  # noqa: N802
+        if eval_points[0] is None:
+            return [None]
+        return [self(eval_points[0], *inputs[1:])]
+
+
+class Subtensor(_BaseSubtensor):
+    """Basic indexing: ``x[1, 2:5, ::-1]``; the output is a view of ``x``.
+
+    ``idx_list`` has one entry per indexed dimension: an int, a slice
+    ``(start, stop, step)`` or an ``IndexVar`` placeholder for a symbolic
+    integer, which is then an input of the node after ``x``.
+
+    >>> import numpy as np
+    >>> import symlab.tensor as st
+    >>> x = st.tensor("float64", shape=(4, None), name="x")
+    >>> op = Subtensor([slice(None, None, -2), 0])
+    >>> y = op(x)
+    >>> y, y.type
+    (Subtensor{::-2, 0}.0, TensorType(float64, (2,)))
+    >>> y.eval({x: np.arange(8.0).reshape(4, 2)})
+    array([6., 2.])
+    """
+
+    view_map = {0: [0]}
+
+
+class AdvancedSubtensor(_BaseSubtensor):
+    """Integer-array and boolean-mask indexing, mixed with basic entries; copies.
+
+    ``idx_list`` may also hold ``None`` (a new axis) and array placeholders.
+    Integer arrays broadcast together as in NumPy:
+
+    >>> import numpy as np
+    >>> import symlab.tensor as st
+    >>> x = st.dmatrix("x")
+    >>> y = x[[1, 0], [0, 2]]
+    >>> y.owner.op
+    AdvancedSubtensor{int64[:], int64[:]}
+    >>> y.eval({x: np.arange(6.0).reshape(2, 3)})
+    array([3., 2.])
+    >>> x[x > 2.0].eval({x: np.arange(6.0).reshape(2, 3)})
+    array([3., 4., 5.])
+    """
+
+    advanced = True
+
+
+class _BaseIncSubtensor(_IndexOp):
+    __props__ = ("idx_list", "set_instead_of_inc")
+
+    def __init__(self, idx_list: Sequence[Any], set_instead_of_inc: bool = False) -> None:
+        self._init_idx(idx_list)
+        self.set_instead_of_inc = bool(set_instead_of_inc)
+
+    def __str__(self) -> str:
+        name = type(self).__name__
+        if self.set_instead_of_inc:
+            name = name.replace("Inc", "Set")
+        return f"{name}{{{self._index_str()}}}"
+
+    def _view_op(self) -> _BaseSubtensor:
+        return (AdvancedSubtensor if self.advanced else Subtensor)(self.idx_list)
+
+    def make_node(self, x: Any, y: Any, *index: Any) -> Apply:
+        x, index = self._check_index(x, index)
+        y = as_tensor_variable(y)
+        view_shape = self._static_shape(x, index)
+        if y.dtype != x.dtype:
+            raise TypeError(
+                f"{self}: y ({y}, {y.type}) must have the dtype of x ({x}, {x.type}); "
+                "set_subtensor and inc_subtensor cast it when that loses nothing"
+            )
+        if y.ndim > len(view_shape):
+            raise ValueError(
+                f"{self}: y ({y}, {y.type}) has more dimensions than the indexed part of {x}, "
+                f"of static shape {view_shape}"
+            )
+        for d, size in enumerate(y.type.shape):
+            want = view_shape[len(view_shape) - y.ndim + d]
+            if size is not None and size != 1 and want is not None and size != want:
+                raise ValueError(
+                    f"{self}: y ({y}, {y.type}) cannot broadcast to the indexed part of {x}, of static "
+                    f"shape {view_shape}"
+                )
+        return Apply(self, [x, y, *index], [x.type()])
+
+    def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]) -> None:
+        x, y, *index = inputs
+        out = x.copy()
+        where = self._numpy_index(index)
+        _check_runtime_broadcast(self, node, np.shape(out[where]), y)
+        if self.set_instead_of_inc:
+            out[where] = y
+        else:
+            self._increment(out, where, y)
+        output_storage[0][0] = out
+
+    def _increment(self, out: np.ndarray, where: tuple, y: np.ndarray) -> None:
+        out[where] += y
+
+    def infer_shape(self, fgraph: Any, node: Apply, input_shapes: Sequence[Sequence[Variable]]) -> list:
+        return [tuple(input_shapes[0])]
+
+    def L_op(self, inputs, outputs, output_grads):  # noqa: N802
+        x, y, *index = inputs
+        (g,) = output_grads
+        if self.set_instead_of_inc:
+            gx = type(self)(self.idx_list, set_instead_of_inc=True)(g, constant(0, dtype=g.dtype), *index)
+        else:
+            gx = g
+        gy = _sum_to(self._view_op()(g, *index), y)
+        return [gx, gy] + [disconnected() for _ in index]
+
+
+class IncSubtensor(_BaseIncSubtensor):
+    """``x`` with ``x[idx]`` incremented by (or, ``set_instead_of_inc``, set to) ``y``.
+
+    The index is basic (as in :class:`Subtensor`); the output is a copy of
+    ``x``. Users write :func:`inc_subtensor` and :func:`set_subtensor`.
+
+    >>> import numpy as np
+    >>> import symlab.tensor as st
+    >>> x, y = st.dvector("x"), st.dscalar("y")
+    >>> z = IncSubtensor([slice(1, None)], set_instead_of_inc=True)(x, y)
+    >>> z.owner.op
+    SetSubtensor{1:}
+    >>> z.eval({x: np.zeros(3), y: 2.0})
+    array([0., 2., 2.])
+    """
+
+
+class AdvancedIncSubtensor(_BaseIncSubtensor):
+    """Increment or set ``x[idx]`` for an advanced index.
+
+    Repeated indices accumulate (``np.add.at``) unless ``ignore_duplicates``,
+    which keeps only one of the increments, as ``x[idx] += y`` does in NumPy.
+
+    >>> import numpy as np
+    >>> import symlab.tensor as st
+    >>> x, i = st.dvector("x"), st.lvector("i")
+    >>> z = st.inc_subtensor(x[i], 1.0)
+    >>> z.owner.op
+    AdvancedIncSubtensor{int64[:]}
+    >>> z.eval({x: np.zeros(3), i: [2, 2, 0]})
+    array([1., 0., 2.])
+    """
+
+    __props__ = ("idx_list", "set_instead_of_inc", "ignore_duplicates")
+    advanced = True
+
+    def __init__(
+        self, idx_list: Sequence[Any], set_instead_of_inc: bool = False, ignore_duplicates: bool = False
+    ) -> None:
+        super().__init__(idx_list, set_instead_of_inc)
+        self.ignore_duplicates = bool(ignore_duplicates)
+
+    def _increment(self, out: np.ndarray, where: tuple, y: np.ndarray) -> None:
+        if self.ignore_duplicates:
+            out[where] += y
+        else:
+            np.add.at(out, where, y)
+
+
+def _check_runtime_broadcast(op: Op, node: Apply, target: tuple[int, ...], y: np.ndarray) -> None:
+    """Refuse a ``y`` that broadcasts in a dimension whose static size is not 1."""
+    static = node.inputs[1].type.shape
+    for d, size in enumerate(np.shape(y)):
+        want = target[len(target) - len(static) + d]
+        if static[d] != 1 and size != want:
+            raise ValueError(
+                f"{op}: y has shape {np.shape(y)}, which does not fit the indexed part of x, of shape "
+                f"{target} (dimension {d}); a size-1 dimension broadcasts only when its static shape is 1"
+            )
+
+
+def _sum_to(g: Variable, y: Variable) -> Variable:
+    """Sum ``g`` over the dimensions that ``y`` was broadcast along."""
+    from symlab.tensor.reduction import sum as tsum
+
+    if g.ndim > y.ndim:
+        g = tsum(g, axis=tuple(range(g.ndim - y.ndim)))
+    axes = [d for d in range(y.ndim) if y.type.shape[d] == 1 and g.type.shape[d] != 1]
+    return tsum(g, axis=axes, keepdims=True) if axes else g
+
+
+# =========================================================================================
+# User functions
+# =========================================================================================
+def _index_error(x: Variable, entry: Any, why: str) -> TypeError:
+    shown = f"{entry} ({entry.type})" if isinstance(entry, Variable) else f"{type(entry).__name__} {entry!r:.40}"
+    return TypeError(
+        f"getitem: cannot index {x} ({x.type}) with {shown}: {why}; indices must be integers, slices, "
+        "..., None, integer arrays or boolean masks"
+    )
+
+
+def _scalar_field(x: Variable, value: Any) -> Any:
+    """A slice field: None, an int or a symbolic integer scalar."""
+    if value is None:
+        return None
+    entry = _index_entry(x, value)
+    if isinstance(entry, Variable) and entry.ndim > 0:
+        raise _index_error(x, value, "a slice bound must be a scalar")
+    return entry
+
+
+def _index_entry(x: Variable, e: Any) -> Any:
+    """One element of an index, classified: Ellipsis, None, int, slice tuple or tensor."""
+    if e is Ellipsis or e is None:
+        return e
+    if isinstance(e, slice):
+        return tuple(_scalar_field(x, f) for f in (e.start, e.stop, e.step))
+    if isinstance(e, bool | np.bool_):
+        raise _index_error(x, e, "a boolean scalar is not supported as an index")
+    if isinstance(e, int | np.integer):
+        return int(e)
+    if isinstance(e, Variable):
+        if not isinstance(e.type, TensorType):
+            raise _index_error(x, e, "it is not a tensor")
+        v = e
+    elif isinstance(e, list | tuple) and _holds_variables(e):
+        v = as_tensor_variable(e)
+    else:
+        try:
+            array = np.asarray(e)
+        except (TypeError, ValueError):
+            raise _index_error(x, e, "it is not an array of numbers") from None
+        if array.size == 0 and array.dtype.kind == "f":
+            array = array.astype("int64")  # x[[]]: an empty list is an empty integer index
+        if array.dtype.kind not in "biu":
+            raise _index_error(x, e, f"a {array.dtype} index is not an integer")
+        v = constant(array)
+    if v.dtype == "bool":
+        if v.ndim == 0:
+            raise _index_error(x, e, "a boolean scalar is not supported as an index")
+        return v
+    if not v.dtype.startswith(("int", "uint")):
+        raise _index_error(x, e, f"a {v.dtype} index is not an integer")
+    if v.ndim == 0 and isinstance(v, Constant):
+        return int(v.data)
+    return v
+
+
+def _holds_variables(seq: list | tuple) -> bool:
+    return builtins.any(isinstance(f, Variable) or (isinstance(f, list | tuple) and _holds_variables(f)) for f in seq)
+
+
+def _separates_arrays(before: list[Any], after: list[Any]) -> bool:
+    """Whether an empty ``...`` stands between advanced indices (NumPy then puts their dims first)."""
+    if not builtins.any(_is_array(e) for e in before + after):
+        return False
+
+    def advanced(e: Any) -> bool:
+        return e is not None and not isinstance(e, tuple)
+
+    return builtins.any(advanced(e) for e in before) and builtins.any(advanced(e) for e in after)
+
+
+def _is_array(e: Any) -> bool:
+    return isinstance(e, Variable) and e.ndim > 0
+
+
+def _expand_ellipsis(x: Variable, entries: list[Any]) -> list[Any]:
+    def consumed(e: Any) -> int:
+        if e is None or e is Ellipsis:
+            return 0
+        return e.ndim if isinstance(e, Variable) and e.dtype == "bool" else 1
+
+    used = builtins.sum(consumed(e) for e in entries)
+    if used > x.ndim:
+        raise IndexError(
+            f"getitem: too many indices for {x} ({x.type}): {used} dimensions are indexed, but it has {x.ndim}"
+        )
+    n_ellipsis = builtins.sum(1 for e in entries if e is Ellipsis)
+    if n_ellipsis > 1:
+        raise IndexError(f"getitem: an index of {x} can have only one ellipsis (...)")
+    if n_ellipsis:
+        k = next(k for k, e in enumerate(entries) if e is Ellipsis)
+        if x.ndim > used or not (_separates_arrays(entries[:k], entries[k + 1 :])):
+            entries = entries[:k] + [(None, None, None)] * (x.ndim - used) + entries[k + 1 :]
+    while entries and entries[-1] == (None, None, None) and Ellipsis not in entries:
+        entries.pop()  # x[1, :] is x[1]
+    return entries
+
+
+def _split(entries: list[Any]) -> tuple[list[IndexEntry], list[Variable]]:
+    """``idx_list`` with placeholders for the symbolic entries, and those entries."""
+    inputs: list[Variable] = []
+
+    def place(f: Any) -> Any:
+        if isinstance(f, Variable):
+            inputs.append(f)
+            return IndexVar(f.dtype, f.ndim)
+        return f
+
+    idx_list = [tuple(place(f) for f in e) if isinstance(e, tuple) else place(e) for e in entries]
+    return idx_list, inputs
+
+
+def getitem(x: Any, index: Any) -> TensorVariable:
+    """``x[index]`` with NumPy's semantics; ``TensorVariable.__getitem__`` calls it.
+
+    Integers, slices, ``...`` and ``None`` make a :class:`Subtensor` (with a
+    ``DimShuffle`` after it for new axes); integer arrays (variables, lists,
+    arrays) or boolean masks make an :class:`AdvancedSubtensor`. Symbolic
+    integer scalars may appear anywhere an int may.
+
+    >>> import numpy as np
+    >>> import symlab.tensor as st
+    >>> x = st.tensor("float64", shape=(3, 4), name="x")
+    >>> x[1].type, x[:, None, 1:3].type, x[..., ::-1].type
+    (TensorType(float64, (4,)), TensorType(float64, (3, 1, 2)), TensorType(float64, (3, 4)))
+    >>> i, j = st.lscalars("i", "j")
+    >>> x[i:j, -1].eval({x: np.arange(12.0).reshape(3, 4), i: 1, j: 3})
+    array([ 7., 11.])
+    >>> x[1.0]
+    Traceback (most recent call last):
+    ...
+    TypeError: getitem: cannot index x (TensorType(float64, (3, 4))) with float 1.0: a float64 index is not an integer; indices must be integers, slices, ..., None, integer arrays or boolean masks
+    """
+    x = as_tensor_variable(x)
+    raw = index if isinstance(index, tuple) else (index,)
+    entries = _expand_ellipsis(x, [_index_entry(x, e) for e in raw])
+    if builtins.any(_is_array(e) for e in entries):
+        idx_list, inputs = _split(entries)
+        return AdvancedSubtensor(idx_list)(x, *inputs)
+    idx_list, inputs = _split([e for e in entries if e is not None])
+    out = Subtensor(idx_list)(x, *inputs)
+    if len(idx_list) == len(entries):
+        return out
+    pattern: list[int | str] = []
+    for e in entries:  # new axes go where the Nones stand among the remaining dimensions
+        if e is None:
+            pattern.append("x")
+        elif isinstance(e, tuple):
+            pattern.append(len(pattern) - pattern.count("x"))
+    kept = len(pattern) - pattern.count("x")
+    pattern.extend(range(kept, out.ndim))
+    return DimShuffle(out.ndim, pattern)(out)
+
+
+def _indexing_node(x: Variable, fname: str) -> tuple[Apply, tuple[int, ...]]:
+    """The (Advanced)Subtensor node that computed ``x``, and the new axes added after it."""
+    node = x.owner
+    if node is not None and isinstance(node.op, DimShuffle):
+        ds = node.op
+        inner = node.inputs[0].owner
+        if not ds.drop and list(ds.shuffle) == sorted(ds.shuffle) and inner is not None:
+            if isinstance(inner.op, _BaseSubtensor):
+                return inner, ds.augment
+    if node is None or not isinstance(node.op, _BaseSubtensor):
+        made_by = "an input" if node is None else f"the output of {node.op}"
+        raise TypeError(f"{fname}: x must be an indexed tensor such as v[idx]; {x} is {made_by}")
+    return node, ()
+
+
+def _as_update(y: Any, x: Variable, fname: str) -> TensorVariable:
+    """``y`` with the dtype of ``x``: values are converted, variables cast if that loses nothing."""
+    if isinstance(y, list | tuple) and _holds_variables(y):
+        y = as_tensor_variable(y)
+    if not isinstance(y, Variable) or is_weak(y):
+        return as_tensor_variable(y.data.item() if isinstance(y, Constant) else y, dtype=x.dtype)
+    y = as_tensor_variable(y)
+    if y.dtype != x.dtype:
+        if not np.can_cast(y.dtype, x.dtype):
+            raise TypeError(
+                f"{fname}: cannot write {y} ({y.type}) into {x} ({x.type}) without losing precision; cast it first"
+            )
+        y = cast(y, x.dtype)
+    return y
+
+
+def inc_subtensor(x: Any, y: Any, set_instead_of_inc: bool = False, ignore_duplicates: bool = False) -> TensorVariable:
+    """The tensor that ``x`` indexes, with ``x`` incremented by ``y`` (which broadcasts).
+
+    ``x`` must be an indexing result, ``v[idx]``; the answer has ``v``'s type.
+    With an advanced index, repeated positions accumulate every increment
+    (unless ``ignore_duplicates``).
+
+    >>> import numpy as np
+    >>> import symlab.tensor as st
+    >>> m = st.dmatrix("m")
+    >>> st.inc_subtensor(m[:, 1], [10.0, 20.0]).eval({m: np.zeros((2, 2))})
+    array([[ 0., 10.],
+           [ 0., 20.]])
+    """
+    fname = "set_subtensor" if set_instead_of_inc else "inc_subtensor"
+    x = as_tensor_variable(x)
+    node, new_axes = _indexing_node(x, fname)
+    y = _as_update(y, x, fname)
+    if y.ndim > x.ndim:
+        raise ValueError(f"{fname}: y ({y}, {y.type}) has more dimensions than x ({x}, {x.type})")
+    if new_axes:  # x is v[idx] with new axes: drop them from y
+        y = DimShuffle(y.ndim, ("x",) * (x.ndim - y.ndim) + tuple(range(y.ndim)))(y)
+        if builtins.any(y.type.shape[d] != 1 for d in new_axes):
+            from symlab.tensor.shape import specify_shape
+
+            y = specify_shape(y, [1 if d in new_axes else None for d in range(y.ndim)])
+        y = DimShuffle(y.ndim, [d for d in range(y.ndim) if d not in new_axes])(y)
+    op = node.op
+    if op.advanced:
+        inc = AdvancedIncSubtensor(op.idx_list, set_instead_of_inc, ignore_duplicates)
+    else:
+        inc = IncSubtensor(op.idx_list, set_instead_of_inc)
+    return inc(node.inputs[0], y, *node.inputs[1:])
+
+
+def set_subtensor(x: Any, y: Any) -> TensorVariable:
+    """The tensor that ``x`` indexes, with ``x`` replaced by ``y`` (which broadcasts).
+
+    >>> import numpy as np
+    >>> import symlab.tensor as st
+    >>> m = st.dmatrix("m")
+    >>> st.set_subtensor(m[m < 0.0], 0.0).eval({m: np.array([[1.0, -2.0], [-3.0, 4.0]])})
+    array([[1., 0.],
+           [0., 4.]])
+    """
+    return inc_subtensor(x, y, set_instead_of_inc=True)

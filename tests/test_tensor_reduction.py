@@ -1,0 +1,259 @@
+"""Reductions: sum/prod/max/min/all/any, mean/var/std, argmax/argmin."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import symlab.tensor as st
+from symlab.gradient import verify_grad
+from symlab.graph.null_type import NullType
+from symlab.tensor.reduction import Argmax, Argmin, ReducedSize
+
+RNG = np.random.default_rng(42)
+
+
+def _value(shape, dtype):
+    if np.dtype(dtype).kind == "b":
+        return RNG.random(shape) > 0.5
+    if np.dtype(dtype).kind in "iu":
+        return RNG.integers(-5, 6, size=shape).astype(dtype)
+    return RNG.standard_normal(shape).astype(dtype)
+
+
+def _var(value):
+    return st.TensorType(value.dtype, (None,) * value.ndim)("x")
+
+
+def _check(sym_fn, np_fn, value, **kwargs):
+    x = _var(value)
+    out = sym_fn(x, **kwargs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        expected = np.asarray(np_fn(value, **kwargs))
+    got = out.eval({x: value})
+    assert got.dtype == expected.dtype, (got.dtype, expected.dtype)
+    assert got.shape == expected.shape
+    assert out.type.ndim == expected.ndim
+    rtol = 1e-4 if got.dtype in (np.float32, np.complex64) else 1e-10
+    np.testing.assert_allclose(got, expected, rtol=rtol, atol=rtol)
+    return out
+
+
+SHAPES_AXES = [
+    ((), None),
+    ((5,), None),
+    ((5,), 0),
+    ((5,), -1),
+    ((3, 4), None),
+    ((3, 4), 0),
+    ((3, 4), -1),
+    ((3, 4), (0, 1)),
+    ((2, 3, 4), (0, 2)),
+    ((2, 3, 4), (-1, -3)),
+    ((2, 3, 4), ()),
+]
+
+
+# -- existing reductions ---------------------------------------------------------------
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32"])
+@pytest.mark.parametrize("shape,axis", SHAPES_AXES)
+@pytest.mark.parametrize("keepdims", [False, True])
+@pytest.mark.parametrize("name", ["sum", "prod", "max", "min"])
+def test_basic_reductions_match_numpy(name, dtype, shape, axis, keepdims):
+    _check(getattr(st, name), getattr(np, name), _value(shape, dtype), axis=axis, keepdims=keepdims)
+
+
+@pytest.mark.parametrize("name", ["all", "any"])
+@pytest.mark.parametrize("shape,axis", SHAPES_AXES)
+def test_logical_reductions_match_numpy(name, shape, axis):
+    _check(getattr(st, name), getattr(np, name), _value(shape, "bool"), axis=axis)
+
+
+@pytest.mark.parametrize("name", ["sum", "prod"])
+@pytest.mark.parametrize("shape,axis", [((0,), None), ((0, 3), 0), ((3, 0), None), ((3, 0), 0)])
+def test_empty_sum_prod(name, shape, axis):
+    _check(getattr(st, name), getattr(np, name), np.zeros(shape), axis=axis)
+
+
+# -- mean, var, std ---------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "bool"])
+@pytest.mark.parametrize("shape,axis", SHAPES_AXES)
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_mean_matches_numpy(dtype, shape, axis, keepdims):
+    _check(st.mean, np.mean, _value(shape, dtype), axis=axis, keepdims=keepdims)
+
+
+@pytest.mark.parametrize("name", ["var", "std"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32"])
+@pytest.mark.parametrize("shape,axis", SHAPES_AXES)
+@pytest.mark.parametrize("ddof", [0, 1])
+def test_var_std_match_numpy(name, dtype, shape, axis, ddof):
+    _check(getattr(st, name), getattr(np, name), _value(shape, dtype), axis=axis, ddof=ddof)
+
+
+@pytest.mark.parametrize("name", ["var", "std"])
+def test_var_std_keepdims(name):
+    _check(getattr(st, name), getattr(np, name), _value((3, 4), "float64"), axis=1, keepdims=True)
+
+
+def test_var_of_complex_is_real():
+    value = _value((3, 2), "float64") + 1j * _value((3, 2), "float64")
+    _check(st.var, np.var, value, axis=0)
+
+
+@pytest.mark.parametrize("shape,axis", [((0,), None), ((0, 3), 0), ((3, 0), 1)])
+def test_mean_of_empty_is_nan(shape, axis):
+    _check(st.mean, np.mean, np.zeros(shape), axis=axis)
+
+
+def test_var_with_ddof_too_large():
+    _check(st.var, np.var, np.ones(2), ddof=3)
+
+
+def test_mean_uses_static_count():
+    x = st.tensor("float32", shape=(3, 4))
+    m = st.mean(x, axis=1)
+    assert not any(isinstance(n.op, ReducedSize) for n in _nodes(m))
+    assert m.type == st.TensorType("float32", (3,))
+
+
+def test_mean_symbolic_count():
+    x = st.fmatrix("x")
+    m = st.mean(x, axis=0)
+    assert any(isinstance(n.op, ReducedSize) for n in _nodes(m))
+    assert m.type == st.TensorType("float32", (None,))
+
+
+def test_methods_on_variables():
+    x = st.dmatrix("x")
+    value = _value((3, 4), "float64")
+    np.testing.assert_allclose(x.mean(axis=0).eval({x: value}), value.mean(axis=0))
+    np.testing.assert_allclose(x.var(ddof=1).eval({x: value}), value.var(ddof=1))
+    np.testing.assert_allclose(x.std(axis=1, keepdims=True).eval({x: value}), value.std(axis=1, keepdims=True))
+    np.testing.assert_array_equal(x.argmax(axis=1).eval({x: value}), value.argmax(axis=1))
+    np.testing.assert_array_equal(x.argmin().eval({x: value}), value.argmin())
+
+
+def test_static_shapes():
+    x = st.tensor("float64", shape=(2, None, 4))
+    assert st.mean(x, axis=1).type.shape == (2, 4)
+    assert st.var(x, axis=(0, 2), keepdims=True).type.shape == (1, None, 1)
+    assert st.std(x).type.shape == ()
+    assert st.argmax(x, axis=-1).type.shape == (2, None)
+    assert st.argmin(x, axis=1, keepdims=True).type.shape == (2, 1, 4)
+    assert st.argmax(x, keepdims=True).type.shape == (1, 1, 1)
+    assert st.argmax(x).type == st.TensorType("int64", ())
+
+
+def test_reduced_size_op():
+    x = st.dtensor3("x")
+    value = np.zeros((2, 3, 5))
+    node = ReducedSize((0, 2))(x).owner
+    assert int(node.outputs[0].eval({x: value})) == 10
+    assert node.op.infer_shape(None, node, [_const_shape(value)]) == [()]
+    with pytest.raises(ValueError, match=r"ReducedSize.*out of range"):
+        ReducedSize((3,))(x)
+
+
+# -- argmax / argmin -----------------------------------------------------------------------
+@pytest.mark.parametrize("name", ["argmax", "argmin"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "bool"])
+@pytest.mark.parametrize("shape,axis", [((), None), ((5,), None), ((5,), -1), ((3, 4), None), ((3, 4), 0),
+                                        ((2, 3, 4), 1), ((2, 3, 4), -1)])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_argmax_argmin_match_numpy(name, dtype, shape, axis, keepdims):
+    _check(getattr(st, name), getattr(np, name), _value(shape, dtype), axis=axis, keepdims=keepdims)
+
+
+def test_argmax_str_and_props():
+    x = st.dmatrix("x")
+    assert str(st.argmax(x, axis=-1).owner.op) == "Argmax{axis=1}"
+    assert str(st.argmin(x).owner.op) == "Argmin{axis=None}"
+    assert Argmax(1) == Argmax(1) and Argmax(1) != Argmin(1)
+
+
+def test_argmax_errors():
+    x = st.dmatrix("x")
+    with pytest.raises(ValueError, match="argmax: axis 2 is out of range for a tensor of 2 dimensions"):
+        st.argmax(x, axis=2)
+    with pytest.raises(TypeError, match="argmin: axis must be an int"):
+        st.argmin(x, axis=(0, 1))
+    with pytest.raises(ValueError, match=r"Argmax\{axis=0\}: .* is empty"):
+        st.argmax(st.tensor("float64", shape=(0, 3)), axis=0)
+    with pytest.raises(ValueError, match=r"Argmax\{axis=5\}: axis 5 is out of range"):
+        Argmax(5)(x)
+
+
+def test_argmax_gradient_is_undefined():
+    x = st.dvector("x")
+    node = st.argmax(x).owner
+    (g,) = node.op.L_op(node.inputs, node.outputs, [st.lscalar()])
+    assert isinstance(g.type, NullType)
+    assert "argmax" in g.type.why.lower() or "Argmax" in g.type.why
+
+
+# -- errors ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("fn", [st.mean, st.var, st.std])
+def test_bad_axis(fn):
+    x = st.dmatrix("x")
+    with pytest.raises(ValueError, match=r"(mean|var): axis 2 is out of range for a tensor of 2 dimensions"):
+        fn(x, axis=2)
+    with pytest.raises(ValueError, match="repeated axis"):
+        fn(x, axis=(0, -2))
+
+
+def test_mean_of_complex_stays_complex():
+    value = _value((3, 2), "float32") + 1j * _value((3, 2), "float32")
+    out = _check(st.mean, np.mean, value.astype("complex64"), axis=1)
+    assert out.dtype == "complex64"
+
+
+# -- infer_shape -----------------------------------------------------------------------------
+def _const_shape(value):
+    return tuple(st.constant(d, dtype="int64") for d in value.shape)
+
+
+def _nodes(out):
+    from symlab.graph.traversal import ancestors
+
+    return [v.owner for v in ancestors([out]) if v.owner is not None]
+
+
+@pytest.mark.parametrize("make", [
+    lambda x: st.argmax(x, axis=1),
+    lambda x: st.argmin(x),
+    lambda x: st.sum(x, axis=(0, 2)),
+    lambda x: st.max(x, axis=-1),
+])
+def test_infer_shape(make):
+    x = st.dtensor3("x")
+    value = _value((2, 3, 4), "float64")
+    out = make(x)
+    node = out.owner
+    (shape,) = node.op.infer_shape(None, node, [_const_shape(value)])
+    assert tuple(int(s.eval({})) for s in shape) == out.eval({x: value}).shape
+
+
+# -- gradients -------------------------------------------------------------------------------
+@pytest.mark.parametrize("axis,keepdims", [(None, False), (0, False), (-1, True), ((0, 1), False)])
+def test_mean_grad(axis, keepdims):
+    verify_grad(lambda x: st.mean(x, axis=axis, keepdims=keepdims), [_value((3, 4), "float64")],
+                rng=np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("ddof", [0, 1])
+@pytest.mark.parametrize("axis", [None, 1])
+def test_var_std_grad(ddof, axis):
+    value = _value((3, 4), "float64")
+    verify_grad(lambda x: st.var(x, axis=axis, ddof=ddof), [value], rng=np.random.default_rng(0))
+    verify_grad(lambda x: st.std(x, axis=axis, ddof=ddof), [value], rng=np.random.default_rng(0))
+
+
+def test_mean_grad_static_shape():
+    verify_grad(lambda x: st.mean(st.specify_shape(x, (3, 4)), axis=0), [_value((3, 4), "float64")],
+                rng=np.random.default_rng(0))
+
+
+def test_mean_grad_float32():
+    verify_grad(lambda x: st.mean(x, axis=1), [_value((3, 4), "float32")], rng=np.random.default_rng(0))
