@@ -6,11 +6,20 @@
 >>> y = (x ** 2).sum()
 >>> float(y.eval({x: [1.0, 2.0]}))
 5.0
+>>> _ = symlab.dprint(y)
+Sum{acc_dtype=float64} [id A] ''
+ |Elemwise{pow,no_inplace} [id B] ''
+   |x [id C]
+   |DimShuffle{x} [id D] ''
+     |TensorConstant{2} [id E]
 """
 
-from symlab import graph, scalar, tensor
+from symlab import graph, printing, scalar, tensor
 from symlab.config import config
+from symlab.gradient import grad
+
+dprint = printing.debugprint
 
 __version__ = "0.1.0"
 
-__all__ = ["config", "graph", "scalar", "tensor", "__version__"]
+__all__ = ["config", "dprint", "grad", "graph", "printing", "scalar", "tensor", "__version__"]

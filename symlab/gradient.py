@@ -315,7 +315,7 @@ def verify_grad(
         symbolic = grad(cost, inputs, disconnected_inputs="ignore")
         analytic = evaluate(symbolic, dict(zip(inputs, points)))
 
-        def cost_at(values: list[np.ndarray]) -> float:
+        def cost_at(values: list[np.ndarray], cost: Variable = cost) -> float:
             return float(evaluate([cost], dict(zip(inputs, values)))[0])
 
         for k, point in enumerate(points):

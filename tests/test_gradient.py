@@ -5,7 +5,6 @@ import pytest
 
 import symlab
 import symlab.tensor as T
-from symlab.graph import Apply, Op
 from symlab.gradient import (
     DisconnectedInputError,
     GradientError,
@@ -15,6 +14,7 @@ from symlab.gradient import (
     grad,
     verify_grad,
 )
+from symlab.graph import Apply, Op
 
 RNG = np.random.default_rng(7)
 

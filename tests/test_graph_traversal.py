@@ -2,7 +2,6 @@
 
 import sys
 
-import numpy as np
 import pytest
 
 import symlab.tensor as T

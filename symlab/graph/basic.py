@@ -142,6 +142,19 @@ class Variable:
 
         return evaluate([self], inputs_to_values or {})[0]
 
+    def dprint(self, **kwargs: Any) -> Any:
+        """Print the graph that computes this variable (see :func:`symlab.printing.debugprint`).
+
+        >>> import symlab.tensor as st
+        >>> x = st.dscalar("x")
+        >>> _ = (x + x).dprint()
+        Elemwise{add,no_inplace} [id A] ''
+         |x [id B]
+         |x [id B]
+        """
+        from symlab.printing import debugprint
+
+        return debugprint(self, **kwargs)
 
 
 class Constant(Variable):
@@ -311,6 +324,12 @@ class Apply:
         node = self.op.make_node(*inputs)
         node.tag = Scratchpad(self.tag)
         return node
+
+    def dprint(self, **kwargs: Any) -> Any:
+        """Print this node's outputs and their graph (see :func:`symlab.printing.debugprint`)."""
+        from symlab.printing import debugprint
+
+        return debugprint(self, **kwargs)
 
     def __str__(self) -> str:
         return f"{self.op}({', '.join(str(i) for i in self.inputs)})"

@@ -80,7 +80,11 @@ def is_weak(x: Any) -> bool:
 
 
 def get_scalar_constant_value(v: Any) -> Any:
-    """The value of ``v`` if it is a constant with all elements equal, else ``ValueError``."""
+    """The value of ``v`` if it is known before running the graph, else ``ValueError``.
+
+    Known values are constants whose elements are all equal, seen through
+    ``DimShuffle``, casts, and sizes that a type gives statically (``Shape_i``).
+    """
     if isinstance(v, (*PYTHON_SCALARS, np.number)):
         return v
     if isinstance(v, TensorConstant):
@@ -89,10 +93,18 @@ def get_scalar_constant_value(v: Any) -> Any:
             return data.flat[0]
     owner = getattr(v, "owner", None)
     if owner is not None:
-        from symlab.tensor.elemwise import DimShuffle
+        from symlab.scalar.basic import Cast
+        from symlab.tensor.elemwise import DimShuffle, Elemwise
+        from symlab.tensor.shape import Shape_i
 
-        if isinstance(owner.op, DimShuffle):
+        op = owner.op
+        if isinstance(op, DimShuffle):
             return get_scalar_constant_value(owner.inputs[0])
+        if isinstance(op, Elemwise) and isinstance(op.scalar_op, Cast):
+            value = get_scalar_constant_value(owner.inputs[0])
+            return np.asarray(value).astype(owner.outputs[0].dtype)[()]
+        if isinstance(op, Shape_i) and owner.inputs[0].type.shape[op.i] is not None:
+            return np.int64(owner.inputs[0].type.shape[op.i])
     raise ValueError(f"{v} is not a constant scalar")
 
 

@@ -20,7 +20,7 @@ import numpy as np
 from symlab.graph.basic import Apply, Constant, Variable
 from symlab.graph.op import Op
 from symlab.graph.type import Type
-from symlab.tensor.basic import as_tensor_variable, constant
+from symlab.tensor.basic import as_tensor_variable, constant, get_scalar_constant_value
 from symlab.tensor.elemwise import DimShuffle
 from symlab.tensor.type import TensorType
 
@@ -221,23 +221,11 @@ def _static_scalar(s: Variable) -> int | None:
 
 
 def _static_number(s: Variable) -> Any:
-    """The value of a scalar when it is known before running the graph (a NumPy scalar), else None."""
-    from symlab.scalar.basic import Cast
-    from symlab.tensor.elemwise import Elemwise
-
-    if isinstance(s, Constant):
-        return s.data[()] if s.data.ndim == 0 else (s.data.flat[0] if s.data.size == 1 else None)
-    owner = s.owner
-    if owner is None:
+    """The value of a scalar when it is known before running the graph, else None."""
+    try:
+        return get_scalar_constant_value(s)
+    except ValueError:
         return None
-    if isinstance(owner.op, DimShuffle):
-        return _static_number(owner.inputs[0])
-    if isinstance(owner.op, Shape_i):
-        return owner.inputs[0].type.shape[owner.op.i]
-    if isinstance(owner.op, Elemwise) and isinstance(owner.op.scalar_op, Cast):
-        value = _static_number(owner.inputs[0])
-        return None if value is None else np.asarray(value).astype(owner.outputs[0].dtype)[()]
-    return None
 
 
 def _static_entries(v: Variable) -> tuple[int | None, ...]:

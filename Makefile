@@ -1,0 +1,93 @@
+# symlab developer commands.
+#   make lab    - create/update .venv and start JupyterLab on notebooks/
+#   make test   - create/update .venv, then lint, unit tests, doctests and notebook checks
+#   make bench  - run benchmarks/run.py (if present)
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+# Touched after a successful `pip install -e '.[dev]'`: the install re-runs only
+# when pyproject.toml is newer than this file.
+STAMP  := $(VENV)/.symlab-installed
+PYTEST := $(PY) -m pytest -q -p no:cacheprovider
+
+# Run pytest with the given arguments; exit code 5 ("no tests collected", e.g.
+# an empty notebooks/ folder) counts as success, any other failure fails make.
+define pytest_allow_empty
+	@echo "+ pytest $(1)"
+	@$(PYTEST) $(1); rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "(no tests collected: ok)"; rc=0; fi; \
+	exit $$rc
+endef
+
+.PHONY: help venv lab test lint unit doctest nbval bench graphviz-dot clean
+
+help:
+	@echo "make lab    - start JupyterLab on notebooks/ (creates .venv if needed)"
+	@echo "make test   - ruff, pytest tests/, doctests of symlab, nbval on notebooks/"
+	@echo "make bench  - run benchmarks/run.py"
+
+$(PY):
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "symlab needs Python >= 3.11; run: make PYTHON=python3.11 ...")'
+	$(PYTHON) -m venv $(VENV)
+
+$(STAMP): pyproject.toml | $(PY)
+	$(PY) -m pip install -q -e '.[dev]'
+	@touch $(STAMP)
+
+venv: $(STAMP)
+
+# The `dot` program of Graphviz renders the graph pictures (the Python package
+# `graphviz` only calls it). Installed automatically when running as root on a
+# Debian/Ubuntu system; otherwise a hint is printed and the build continues.
+graphviz-dot:
+	@if command -v dot >/dev/null 2>&1; then \
+		:; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "Graphviz 'dot' not found: installing it with apt-get"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq graphviz >/dev/null \
+			|| { echo "apt-get install graphviz failed" >&2; exit 1; }; \
+		dot -V; \
+	else \
+		echo "WARNING: Graphviz 'dot' is not installed; graph pictures cannot be rendered."; \
+		echo "  Debian/Ubuntu: sudo apt-get install graphviz   macOS: brew install graphviz"; \
+		echo "  conda: conda install -c conda-forge graphviz"; \
+	fi
+
+lab: $(STAMP) graphviz-dot
+	$(VENV)/bin/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) notebooks/
+
+lint: $(STAMP)
+	@echo "+ ruff check symlab tests benchmarks"
+	@$(VENV)/bin/ruff check --no-cache --output-format concise symlab tests benchmarks
+
+unit: $(STAMP)
+	$(call pytest_allow_empty,-n 2 tests)
+
+doctest: $(STAMP)
+	$(call pytest_allow_empty,--doctest-modules symlab)
+
+nbval: $(STAMP) graphviz-dot
+	$(call pytest_allow_empty,--nbval notebooks/ --nbval-sanitize-with .nbval-sanitize.cfg)
+
+# Every stage runs even when an earlier one fails; make test fails if any did.
+test: $(STAMP) graphviz-dot
+	@failed=""; \
+	for stage in lint unit doctest nbval; do \
+		$(MAKE) --no-print-directory $$stage || failed="$$failed $$stage"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "make test: FAILED:$$failed" >&2; exit 1; fi; \
+	echo "make test: all stages passed (lint, unit, doctest, nbval)"
+
+bench: $(STAMP)
+	@if [ -f benchmarks/run.py ]; then \
+		$(PY) benchmarks/run.py; \
+	else \
+		echo "benchmarks/run.py does not exist yet: nothing to run"; \
+	fi
+
+clean:
+	rm -rf build dist *.egg-info .pytest_cache .ruff_cache

@@ -1,0 +1,203 @@
+"""``debugprint``: a graph as an indented text tree (Theano's old format).
+
+Every line is one Variable of the graph:
+
+* a computed variable prints its node's op, an id and its name
+  (``''`` when it has none): ``Elemwise{add,no_inplace} [id B] ''``;
+* a leaf (a graph input or a constant) prints itself and an id:
+  ``x [id C]`` or ``TensorConstant{1} [id D]``.
+
+The inputs of a node follow it, one level deeper, each level adding ``" |"``.
+A node met a second time (a shared subgraph) prints its line again, with the
+same id, but not its inputs: the id tells where it was printed in full.
+
+>>> import symlab.tensor as st
+>>> from symlab.printing import debugprint
+>>> x = st.dvector("x")
+>>> y = x * 2
+>>> debugprint(y + y)
+Elemwise{add,no_inplace} [id A] ''
+ |Elemwise{mul,no_inplace} [id B] ''
+ | |x [id C]
+ | |DimShuffle{x} [id D] ''
+ |   |TensorConstant{2} [id E]
+ |Elemwise{mul,no_inplace} [id B] ''
+
+The walk uses an explicit stack, not recursion, so a graph of any depth
+prints at the default recursion limit.
+"""
+
+from __future__ import annotations
+
+import sys
+from io import StringIO
+from typing import IO, Any
+
+from symlab.graph.basic import Apply, Variable
+
+_IDS = ("CHAR", "id", "int", "")
+
+
+def char_from_number(number: int) -> str:
+    """The letters id of ``number``: 0 -> ``A``, 25 -> ``Z``, 26 -> ``BA``.
+
+    It is ``number`` written in base 26 with the digits ``A``-``Z``, as in
+    Theano (so ``A`` plays the role of the digit zero):
+
+    >>> [char_from_number(n) for n in (0, 1, 25, 26, 27, 26 * 26)]
+    ['A', 'B', 'Z', 'BA', 'BB', 'BAA']
+    """
+    if number < 0:
+        raise ValueError(f"char_from_number expects a non-negative int, received {number}")
+    if number == 0:
+        return "A"
+    digits = []
+    while number:
+        number, remainder = divmod(number, 26)
+        digits.append(chr(ord("A") + remainder))
+    return "".join(reversed(digits))
+
+
+def _variables_of(obj: Any) -> list[Variable]:
+    """The variables to print for ``obj`` (a Variable, an Apply, or a list of them)."""
+    if isinstance(obj, Variable):
+        return [obj]
+    if isinstance(obj, Apply):
+        return list(obj.outputs)
+    if isinstance(obj, list | tuple):
+        out: list[Variable] = []
+        for item in obj:
+            if isinstance(item, Variable):
+                out.append(item)
+            elif isinstance(item, Apply):
+                out.extend(item.outputs)
+            else:
+                raise TypeError(
+                    f"debugprint: list elements must be Variables or Apply nodes, received {type(item).__name__}"
+                )
+        return out
+    outputs = getattr(obj, "outputs", None)  # a FunctionGraph-like object
+    if isinstance(outputs, list | tuple) and all(isinstance(o, Variable) for o in outputs):
+        return list(outputs)
+    raise TypeError(
+        f"debugprint expects a Variable, an Apply node or a list of them, received {type(obj).__name__}"
+    )
+
+
+def debugprint(
+    obj: Any,
+    file: IO[str] | str | None = None,
+    depth: int = -1,
+    print_type: bool = False,
+    ids: str = "CHAR",
+    stop_on_name: bool = False,
+) -> Any:
+    """Print the graph(s) of ``obj`` as an indented tree.
+
+    Parameters
+    ----------
+    obj
+        a Variable, an Apply node (its outputs are printed) or a list of them.
+    file
+        ``None``: print to ``sys.stdout`` and return None (PyTensor returns the
+        stream, which a notebook would display after the graph); ``"str"``: return the
+        text as a string (each line ends with ``"\\n"``); a file object: write
+        to it and return it (as PyTensor does).
+    depth
+        how many levels to print (``-1``: all; ``1``: only the top line).
+    print_type
+        add each variable's type after its id: ``<TensorType(float64, (?,))>``.
+    ids
+        ``"CHAR"`` (A, B, ..., Z, BA, ...), ``"int"`` (0, 1, ...), ``"id"``
+        (Python ``id()`` of the node or leaf) or ``""`` (no ids).
+    stop_on_name
+        do not print the inputs of a computed variable that has a name.
+
+    >>> import symlab.tensor as st
+    >>> v = st.dvector("v")
+    >>> s = (v * v).sum()
+    >>> _ = debugprint(s, print_type=True)
+    Sum{acc_dtype=float64} [id A] <TensorType(float64, ())> ''
+     |Elemwise{mul,no_inplace} [id B] <TensorType(float64, (?,))> ''
+       |v [id C] <TensorType(float64, (?,))>
+       |v [id C] <TensorType(float64, (?,))>
+    >>> debugprint(s, file="str", depth=1, ids="")
+    "Sum{acc_dtype=float64} ''\\n"
+    """
+    if ids not in _IDS:
+        raise ValueError(f"debugprint: ids must be one of {_IDS}, received {ids!r}")
+    if not isinstance(depth, int) or isinstance(depth, bool):
+        raise TypeError(f"debugprint: depth must be an int, received {type(depth).__name__}")
+    variables = _variables_of(obj)
+
+    if file == "str":
+        out: IO[str] = StringIO()
+    elif file is None:
+        out = sys.stdout
+    elif isinstance(file, str):
+        raise ValueError(f"debugprint: file must be None, 'str' or a file object, received {file!r}")
+    else:
+        out = file
+
+    done: dict[int, str] = {}  # id(node or leaf) -> its id text
+    keep: list[Any] = []  # keeps the keyed objects alive, so their id()s stay unique
+
+    def id_text(key_obj: Any) -> tuple[str, bool]:
+        """(``"[id X]"`` or ``""``, whether ``key_obj`` was met before)."""
+        key = id(key_obj)
+        if key in done:
+            return done[key], True
+        if ids == "CHAR":
+            text = f"[id {char_from_number(len(done))}]"
+        elif ids == "int":
+            text = f"[id {len(done)}]"
+        elif ids == "id":
+            text = f"[id {key}]"
+        else:
+            text = ""
+        done[key] = text
+        keep.append(key_obj)
+        return text, False
+
+    write = out.write
+    # Depth-first walk with an explicit stack, so deep graphs need no recursion.
+    # An entry is (variable, level, segment, depth left). The text before a line
+    # at level L >= 1 is the segments of its ancestors' levels 1..L-1 plus " |";
+    # its own segment (" |", or "  " for a node's last input) continues the
+    # lines of its inputs. Only the segments of the current path are kept
+    # (``path``), so memory stays linear in the depth of the graph.
+    stack: list[tuple[Variable, int, str, int]] = [(v, 0, "", depth) for v in reversed(variables)]
+    path: list[str] = []
+    while stack:
+        var, level, segment, left = stack.pop()
+        if left == 0:
+            continue
+        del path[max(level - 1, 0) :]
+        prefix = "".join(path) + " |" if level else ""
+        if level:
+            path.append(segment)
+        type_text = f"<{var.type}>" if print_type else ""
+        node = var.owner
+        if node is not None:
+            label = str(node.op) if len(node.outputs) == 1 else f"{node.op}.{var.index}"
+            id_str, already = id_text(node)
+            name = var.name if var.name is not None else ""
+            parts = [label, id_str, type_text, f"'{name}'"]
+            write(prefix + " ".join(p for p in parts if p) + "\n")
+            if already or (stop_on_name and var.name is not None):
+                continue
+            last = len(node.inputs) - 1
+            for i in range(last, -1, -1):
+                stack.append((node.inputs[i], level + 1, " |" if i < last else "  ", left - 1))
+        else:
+            id_str, _ = id_text(var)
+            parts = [str(var), id_str, type_text]
+            write(prefix + " ".join(p for p in parts if p) + "\n")
+
+    if file == "str":
+        return out.getvalue()  # type: ignore[union-attr]
+    flush = getattr(out, "flush", None)
+    if flush is not None:
+        flush()
+    # Printing to the screen returns nothing, so a notebook cell shows only the graph.
+    return None if file is None else out
