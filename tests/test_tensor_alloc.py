@@ -4,24 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import check_infer_shape
 
 import symlab
 import symlab.tensor as st
 from symlab.graph.null_type import DisconnectedType
 from symlab.tensor.alloc import Alloc, ARange, Eye
-
-
-def check_infer_shape(out, inputs_values):
-    node = out.owner
-    shapes = [
-        tuple(st.constant(d, dtype="int64") for d in np.shape(i.eval(inputs_values) if i not in inputs_values else inputs_values[i]))
-        for i in node.inputs
-    ]
-    inferred = node.op.infer_shape(None, node, shapes)[out.index]
-    real = out.eval(inputs_values).shape
-    assert tuple(int(s.eval(inputs_values)) for s in inferred) == real
-    assert all(s.type.dtype == "int64" and s.ndim == 0 for s in inferred)
-
 
 # -- Alloc --------------------------------------------------------------------------------
 
