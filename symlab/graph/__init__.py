@@ -2,11 +2,14 @@
 
 ``Variable``, ``Apply``, ``Constant``, ``Op`` and ``Type`` are the whole
 vocabulary of a graph; :mod:`symlab.graph.traversal` walks, sorts, clones and
-compares graphs made of them.
+compares graphs made of them; a :class:`FunctionGraph` holds one graph with
+its clients so that rewrites can change it.
 """
 
 from symlab.graph.basic import Apply, Constant, CycleError, GraphConstructionError, Variable
 from symlab.graph.evaluate import MissingInputError, evaluate
+from symlab.graph.features import History, ReplaceValidate, Validator
+from symlab.graph.fg import FunctionGraph, InconsistencyError
 from symlab.graph.op import Op
 from symlab.graph.traversal import (
     ancestors,
@@ -27,10 +30,15 @@ __all__ = [
     "Apply",
     "Constant",
     "CycleError",
+    "FunctionGraph",
+    "History",
+    "InconsistencyError",
     "GraphConstructionError",
     "MissingInputError",
     "Op",
+    "ReplaceValidate",
     "Type",
+    "Validator",
     "Variable",
     "ancestors",
     "applys_between",

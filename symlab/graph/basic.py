@@ -105,6 +105,25 @@ class Variable:
         # cycle check of Apply O(1) for the fresh outputs that ops create.
         self._consumed = False
 
+    #: The FunctionGraph this variable belongs to, if any.
+    fgraph: Any = None
+
+    @property
+    def clients(self) -> list[tuple[Any, int]]:
+        """Where this variable is used in its FunctionGraph (seed 000).
+
+        Each entry is ``(apply_node, i)`` with ``apply_node.inputs[i] is self``,
+        or ``("output", i)`` with ``fgraph.outputs[i] is self``.
+        """
+        fg = self.fgraph
+        if fg is None:
+            raise AttributeError(
+                f"{self} has no clients: it is not part of a FunctionGraph (compiling a function makes one)"
+            )
+        if isinstance(fg, str):
+            raise AttributeError(f"constant {self} is {fg}: ask each graph, fgraph.clients[constant]")
+        return fg.clients[self]
+
     # -- printing ---------------------------------------------------------
     def __str__(self) -> str:
         if self.name is not None:
@@ -267,6 +286,9 @@ class Apply:
         for j, out in enumerate(outputs):
             out.owner = self
             out.index = j
+
+    #: The FunctionGraph this node belongs to, if any.
+    fgraph: Any = None
 
     # -- convenience ------------------------------------------------------
     @property
