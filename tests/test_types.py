@@ -208,3 +208,12 @@ def test_scalar_type():
         f.filter([1.0, 2.0])
     assert f.values_eq_approx(1.0, 1.0 + 1e-12)
     assert f.get_size(f.get_shape_info(1.0)) == 8
+
+
+def test_empty_props_make_all_instances_equal():
+    class Singleton(DoubleType):
+        __props__ = ()
+
+    assert Singleton() == Singleton() and hash(Singleton()) == hash(Singleton())
+    assert Singleton() != DoubleType()
+    assert DoubleType() != DoubleType()  # no __props__: identity, as seed 002 says

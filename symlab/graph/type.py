@@ -40,7 +40,9 @@ class Type:
     """Base class of all Types; subclasses must define :meth:`filter`.
 
     Subclasses that list their defining attributes in ``__props__`` get
-    ``__eq__``, ``__hash__`` and :meth:`clone` from them.
+    ``__eq__``, ``__hash__`` and :meth:`clone` from them; ``__props__ = ()``
+    makes all instances of the class equal. Without ``__props__``, equality
+    is identity.
     """
 
     #: The class of the Variables that :meth:`make_variable` builds.
@@ -160,12 +162,12 @@ class Type:
         return tuple(getattr(self, p) for p in self.__props__)
 
     def __eq__(self, other: object) -> bool:
-        if not self.__props__:
-            return self is other
+        if not _declares_props(type(self)):
+            return self is other  # the seed's default: object identity
         return type(self) is type(other) and self._props() == other._props()  # type: ignore[attr-defined]
 
     def __hash__(self) -> int:
-        if not self.__props__:
+        if not _declares_props(type(self)):
             return id(self)
         return hash((type(self), self._props()))
 
@@ -192,3 +194,8 @@ class Type:
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         printer.text(repr(self))
+
+
+def _declares_props(cls: type) -> bool:
+    """True if some class below ``Type`` in ``cls``'s MRO sets ``__props__``."""
+    return any("__props__" in c.__dict__ for c in cls.__mro__ if c is not Type)
