@@ -16,3 +16,27 @@ def check_infer_shape(out, inputs_values):
     real = out.eval(inputs_values).shape
     assert tuple(int(s.eval(inputs_values)) for s in inferred) == real
     assert all(s.type.dtype == "int64" and s.ndim == 0 for s in inferred)
+
+
+def run_fgraph(fgraph, values, copy_mutable=True):
+    """Output values of ``fgraph``, running its nodes with ``perform`` in ``fgraph.toposort()`` order.
+
+    Unlike ``evaluate``, this follows the destroy handler's orderings, so
+    inplace nodes run after the other readers of what they overwrite. The
+    caller's arrays are passed as they are (a protected input that gets
+    overwritten shows up as a modified array), except that inputs the
+    destroy handler marks mutable get a copy unless ``copy_mutable=False``.
+    """
+    handler = getattr(fgraph, "destroy_handler", None)
+    mutable = handler.mutable_inputs if handler is not None else set()
+    store = {}
+    for var, value in zip(fgraph.inputs, values):
+        value = var.type.filter(value)
+        store[var] = value.copy() if (var in mutable and copy_mutable) else value
+    for node in fgraph.toposort():
+        args = [inp.data if inp not in store and hasattr(inp, "data") else store[inp] for inp in node.inputs]
+        cells = [[None] for _ in node.outputs]
+        node.op.perform(node, args, cells)
+        for out, cell in zip(node.outputs, cells):
+            store[out] = cell[0]
+    return [store[o] if o in store else o.data for o in fgraph.outputs]

@@ -263,7 +263,7 @@ class FunctionGraph:
         while stack:
             v = stack.pop()
             node = v.owner
-            if v in self.inputs or self.clients.get(v):
+            if self.clients.get(v) or (node is None and v in self.inputs):  # only roots are inputs
                 continue
             if node is None or node not in self._nodes:
                 if isinstance(v, Constant) or node is None:
@@ -296,11 +296,13 @@ class FunctionGraph:
         if attach is not None:
             attach(self)
         self._features.append(feature)
-        self._order = None  # the feature may add orderings
+        if hasattr(feature, "orderings"):
+            self._order = None  # the feature adds orderings
 
     def remove_feature(self, feature: Any) -> None:
         self._features.remove(feature)
-        self._order = None
+        if hasattr(feature, "orderings"):
+            self._order = None
         detach = getattr(feature, "on_detach", None)
         if detach is not None:
             detach(self)

@@ -160,39 +160,55 @@ def debugprint(
         return text, False
 
     write = out.write
-    # Depth-first walk with an explicit stack, so deep graphs need no recursion.
-    # An entry is (variable, level, segment, depth left). The text before a line
-    # at level L >= 1 is the segments of its ancestors' levels 1..L-1 plus " |";
-    # its own segment (" |", or "  " for a node's last input) continues the
-    # lines of its inputs. Only the segments of the current path are kept
-    # (``path``), so memory stays linear in the depth of the graph.
-    stack: list[tuple[Variable, int, str, int]] = [(v, 0, "", depth) for v in reversed(variables)]
-    path: list[str] = []
-    while stack:
-        var, level, segment, left = stack.pop()
-        if left == 0:
-            continue
-        del path[max(level - 1, 0) :]
-        prefix = "".join(path) + " |" if level else ""
-        if level:
-            path.append(segment)
-        type_text = f"<{var.type}>" if print_type else ""
-        node = var.owner
-        if node is not None:
-            label = str(node.op) if len(node.outputs) == 1 else f"{node.op}.{var.index}"
-            id_str, already = id_text(node)
-            name = var.name if var.name is not None else ""
-            parts = [label, id_str, type_text, f"'{name}'"]
-            write(prefix + " ".join(p for p in parts if p) + "\n")
-            if already or (stop_on_name and var.name is not None):
+    inner_graphs: list[Apply] = []  # fused nodes met, whose Composite inner graphs follow the outer graph
+
+    def walk(variables: list[Variable], margin: str) -> None:
+        # Depth-first walk with an explicit stack, so deep graphs need no recursion.
+        # An entry is (variable, level, segment, depth left). The text before a line
+        # at level L >= 1 is the segments of its ancestors' levels 1..L-1 plus " |";
+        # its own segment (" |", or "  " for a node's last input) continues the
+        # lines of its inputs. Only the segments of the current path are kept
+        # (``path``), so memory stays linear in the depth of the graph.
+        stack: list[tuple[Variable, int, str, int]] = [(v, 0, "", depth) for v in reversed(variables)]
+        path: list[str] = []
+        while stack:
+            var, level, segment, left = stack.pop()
+            if left == 0:
                 continue
-            last = len(node.inputs) - 1
-            for i in range(last, -1, -1):
-                stack.append((node.inputs[i], level + 1, " |" if i < last else "  ", left - 1))
-        else:
-            id_str, _ = id_text(var)
-            parts = [str(var), id_str, type_text]
-            write(prefix + " ".join(p for p in parts if p) + "\n")
+            del path[max(level - 1, 0) :]
+            prefix = margin + ("".join(path) + " |" if level else "")
+            if level:
+                path.append(segment)
+            type_text = f"<{var.type}>" if print_type else ""
+            node = var.owner
+            if node is not None:
+                label = str(node.op) if len(node.outputs) == 1 else f"{node.op}.{var.index}"
+                id_str, already = id_text(node)
+                name = var.name if var.name is not None else ""
+                parts = [label, id_str, type_text, f"'{name}'"]
+                write(prefix + " ".join(p for p in parts if p) + "\n")
+                if already or (stop_on_name and var.name is not None):
+                    continue
+                if _composite_of(node) is not None:
+                    inner_graphs.append(node)
+                last = len(node.inputs) - 1
+                for i in range(last, -1, -1):
+                    stack.append((node.inputs[i], level + 1, " |" if i < last else "  ", left - 1))
+            else:
+                id_str, _ = id_text(var)
+                parts = [str(var), id_str, type_text]
+                write(prefix + " ".join(p for p in parts if p) + "\n")
+
+    walk(variables, "")
+    # Fused Composite inner graphs are printed below the outer graph, each after
+    # its node's line, with " >" before every line of the inner graph.
+    if inner_graphs:
+        write("\nInner graphs:\n")
+    for node in inner_graphs:
+        composite = _composite_of(node)
+        id_str, _ = id_text(node)
+        write("\n" + " ".join(p for p in (str(node.op), id_str) if p) + "\n")
+        walk(list(composite.outputs), " >")
 
     if file == "str":
         return out.getvalue()  # type: ignore[union-attr]
@@ -201,3 +217,12 @@ def debugprint(
         flush()
     # Printing to the screen returns nothing, so a notebook cell shows only the graph.
     return None if file is None else out
+
+
+def _composite_of(node: Apply) -> Any:
+    """The Composite scalar op computed by ``node`` (an ``Elemwise`` of one, or one itself), or None."""
+    from symlab.scalar.composite import Composite
+
+    op = node.op
+    op = getattr(op, "scalar_op", op)
+    return op if isinstance(op, Composite) else None

@@ -9,6 +9,7 @@ ScalarType(float64)
 from symlab.scalar.basic import *  # noqa: F403
 from symlab.scalar.basic import SCALAR_OPS, Cast, ScalarOp, as_scalar, scalar_op
 from symlab.scalar.type import ScalarType, get_scalar_type, upcast
+from symlab.scalar.composite import Composite
 
 float16 = get_scalar_type("float16")
 float32 = get_scalar_type("float32")
@@ -25,6 +26,7 @@ bool_ = get_scalar_type("bool")
 __all__ = [
     "SCALAR_OPS",
     "Cast",
+    "Composite",
     "ScalarOp",
     "ScalarType",
     "as_scalar",

@@ -39,12 +39,15 @@ class DimShuffle(Op):
 
     ``DimShuffle(2, (1, 0))`` transposes a matrix; ``DimShuffle(0, ('x', 'x'))``
     turns a scalar into a 1x1 matrix. The output is a view of the input.
+    ``inplace=True`` changes only the name, ``InplaceDimShuffle{1,0}``: the
+    ``inplace`` rewrite phase marks the views of the optimized graph so.
     """
 
-    __props__ = ("input_ndim", "new_order")
+    __props__ = ("input_ndim", "new_order", "inplace")
     view_map = {0: [0]}
 
-    def __init__(self, input_ndim: int, new_order: Sequence[int | str]) -> None:
+    def __init__(self, input_ndim: int, new_order: Sequence[int | str], inplace: bool = False) -> None:
+        self.inplace = bool(inplace)
         new_order = tuple(new_order)
         for entry in new_order:
             if entry != "x" and not (isinstance(entry, int | np.integer) and 0 <= entry < input_ndim):
@@ -66,7 +69,8 @@ class DimShuffle(Op):
         return not self.drop and not self.augment
 
     def __str__(self) -> str:
-        return "DimShuffle{" + ",".join(str(e) for e in self.new_order) + "}"
+        prefix = "InplaceDimShuffle{" if self.inplace else "DimShuffle{"
+        return prefix + ",".join(str(e) for e in self.new_order) + "}"
 
     def make_node(self, x: Any) -> Apply:
         x = as_tensor_variable(x)
@@ -152,7 +156,8 @@ class Elemwise(Op):
             _weak_value(t) if w and not all(weak) else t.dtype for t, w in zip(tensors, weak)
         ]
         try:
-            out_dtype = op.output_dtype(*dtype_args)
+            # an op with several outputs (a Composite) gives each output its own dtype
+            out_dtypes = list(op.output_dtypes(*dtype_args)) if op.nout > 1 else [op.output_dtype(*dtype_args)]
         except TypeError as err:
             described = ", ".join(f"{t} ({t.type})" for t in tensors)
             raise TypeError(f"{self}: inputs {described} are not accepted: {err}") from None
@@ -162,7 +167,15 @@ class Elemwise(Op):
             for t in tensors
         ]
         shape = _broadcast_static_shapes(self, tensors)
-        outputs = [TensorType(out_dtype, shape)() for _ in range(op.nout)]
+        for o, i in self.inplace_pattern:
+            want = TensorType(out_dtypes[o], shape) if o < len(out_dtypes) else "no such output"
+            if i >= len(tensors) or tensors[i].type != want:
+                got = tensors[i].type if i < len(tensors) else "no such input"
+                raise TypeError(
+                    f"{self}: output {o} cannot be written into input {i} ({got}): an inplace output needs an "
+                    f"input of the output's type {want}"
+                )
+        outputs = [TensorType(dtype, shape)() for dtype in out_dtypes]
         return Apply(self, tensors, outputs)
 
     # -- computing ---------------------------------------------------------------------------
@@ -170,14 +183,19 @@ class Elemwise(Op):
         check_runtime_broadcast(node, inputs)
         with np.errstate(all="ignore"):
             result = self.scalar_op.impl(*inputs)
-        out_type = node.outputs[0].type
-        result = np.asarray(result, dtype=out_type.dtype)
-        if self.inplace_pattern:
-            target = inputs[self.inplace_pattern[0][1]]
-            if target.shape == result.shape and target.dtype == result.dtype:
-                np.copyto(target, result)
-                result = target
-        output_storage[0][0] = result
+        # A scalar op with several outputs (a Composite) returns a tuple.
+        results = result if len(node.outputs) > 1 else (result,)
+        destroyed = dict(self.inplace_pattern)
+        for k, (out, value) in enumerate(zip(node.outputs, results)):
+            value = np.asarray(value, dtype=out.type.dtype)
+            if k in destroyed:
+                # Write into the destroyed input's buffer (a read-only one, such as
+                # a constant's, raises). A NumPy scalar has no buffer to reuse.
+                target = inputs[destroyed[k]]
+                if isinstance(target, np.ndarray):
+                    np.copyto(target, value)
+                    value = target
+            output_storage[k][0] = value
 
     def infer_shape(self, fgraph: Any, node: Apply, input_shapes: Sequence[Sequence[Variable]]) -> list:
         out_shape = []
@@ -200,9 +218,15 @@ class Elemwise(Op):
     def L_op(self, inputs, outputs, output_grads):  # noqa: N802
         from symlab.graph.null_type import grad_undefined
         from symlab.scalar.basic import Cast
+        from symlab.scalar.composite import Composite
         from symlab.tensor.basic import cast
         from symlab.tensor.reduction import sum as tsum
 
+        if isinstance(self.scalar_op, Composite) or self.scalar_op.nout != 1:
+            raise NotImplementedError(
+                f"{self}: the gradient of a fused Composite is not implemented; fusion runs after "
+                "differentiation, so take the gradient of the unfused graph"
+            )
         rule = ELEMWISE_GRADS.get("cast" if isinstance(self.scalar_op, Cast) else self.scalar_op.name)
         if rule is None:
             return [grad_undefined(self, k, inp, "it is not differentiable") for k, inp in enumerate(inputs)]
