@@ -198,6 +198,38 @@ class RewriteContext:
         self._record(name, rewriter, checked, refusal, perf_counter() - started, False, node, [])
         return False
 
+    def record_direct(
+        self,
+        rewriter: Rewriter,
+        reason: str,
+        accepted: bool = True,
+        node: Apply | None = None,
+        replacements: Iterable[tuple[Variable, Variable]] | None = None,
+        seconds: float = 0.0,
+    ) -> None:
+        """Record, as one step, what ``rewriter`` just did directly on the graph.
+
+        For rewriters that call ``fgraph.replace_all_validate`` themselves
+        (fusion, inplace): call it right after each accepted or refused
+        replacement. An accepted step gets the changes logged since the last
+        step; a refused one (the graph was put back) gets none. The
+        replacements default to the ``(old, new)`` pairs of the logged changes.
+        """
+        log = self._log
+        if log is None:
+            return
+        events = log.take()
+        if not accepted:
+            events = []  # the refused change was put back
+        if replacements is None:
+            replacements = dict.fromkeys((e[3], e[4]) for e in events if e[0] == "change")
+        self._record(rewriter.name, rewriter, list(replacements), reason, seconds, accepted, node, events)
+
+    def discard_direct(self) -> None:
+        """Forget the changes logged since the last step (a direct change that was put back)."""
+        if self._log is not None:
+            self._log.take()
+
     def note(self, rewriter: Rewriter, message: str) -> None:
         """Write a note in the trace (for example: an equilibrium stopped at its bound)."""
         if self.trace is not None:

@@ -11,10 +11,10 @@ canonicalizations). ``include`` and ``exclude`` accept rule names and tags:
 >>> from symlab.rewriting import PatternNodeRewriter, register, rewrite_graph
 >>> _ = register(PatternNodeRewriter((T.true_div, (T.mul, "x", "y"), "y"), "x"), "canonicalize", name="demo_mul_div")
 >>> x, y = T.dvectors("x", "y")
->>> out, trace = rewrite_graph(x * y / y)
+>>> out, trace = rewrite_graph(x * y / y, include=("canonicalize",), exclude=("mul_div",))  # the standard rule
 >>> out is trace.fgraph.inputs[0], [s.rule for s in trace]
 (True, ['demo_mul_div'])
->>> out, trace = rewrite_graph(x * y / y, exclude=("demo_mul_div",))
+>>> out, trace = rewrite_graph(x * y / y, include=("canonicalize",), exclude=("demo_mul_div", "mul_div"))
 >>> str(out.owner.op)
 'Elemwise{true_div,no_inplace}'
 >>> default_db.remove("demo_mul_div")

@@ -37,6 +37,8 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from symlab.graph.basic import Apply, Constant, Variable
 from symlab.graph.features import ReplaceValidate
 from symlab.graph.fg import FunctionGraph
@@ -187,11 +189,19 @@ def _reached_from(consumer: Apply, region: set[Apply], positions: dict[Apply, in
 
 
 def _folded_constant(var: Variable) -> Constant | None:
-    """The 0-d constant ``var`` is (or broadcasts through a ``DimShuffle``), else None."""
+    """The 0-d constant ``var`` is (or broadcasts through a ``DimShuffle``), else None.
+
+    A constant of static shape ``(1, ..., 1)`` (a broadcast scalar after
+    constant folding) counts as its 0-d value.
+    """
     if var.owner is not None and isinstance(var.owner.op, DimShuffle) and not var.owner.op.drop:
         var = var.owner.inputs[0]
-    if isinstance(var, Constant) and isinstance(var.type, TensorType) and var.type.ndim == 0:
+    if not (isinstance(var, Constant) and isinstance(var.type, TensorType)):
+        return None
+    if var.type.ndim == 0:
         return var
+    if all(s == 1 for s in var.type.shape):
+        return Constant(TensorType(var.type.dtype, ()), np.asarray(var.data).reshape(()))
     return None
 
 

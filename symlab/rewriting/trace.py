@@ -16,9 +16,9 @@ stood after any step by replaying them on a fresh copy:
 ['Elemwise{add,no_inplace}', 'DimShuffle{x}', 'Elemwise{mul,no_inplace}']
 >>> [str(n.op) for n in trace.graph_at(2).toposort()]
 ['Elemwise{mul,no_inplace}']
->>> print(trace.summary())  # doctest: +ELLIPSIS
-rule              applied  refused  seconds
-constant_folding        2        0  ...
+>>> print(trace.summary())  # doctest: +ELLIPSIS +NORMALIZE_WHITESPACE
+rule applied refused seconds
+constant_folding 2 0 ...
 
 Steps are numbered from 1: ``graph_at(0)`` is the starting graph,
 ``graph_at(k)`` the graph after step ``k``, ``graph_at(len(trace))`` the
@@ -282,6 +282,11 @@ class RewriteTrace:
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         printer.text(str(self))
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        from symlab.notebook.reprs import mimebundle
+
+        return mimebundle(self, include, exclude)
 
 
 def _snapshot_order(snapshot: dict[Apply, tuple[Variable, ...]]) -> list[Apply]:

@@ -1,0 +1,128 @@
+"""Canonicalize: algebraic simplifications, and useless nodes removed.
+
+Each row of :data:`ROWS` is one rule, ``(name, pattern, replacement)``;
+the replacement is used only if its type fits the replaced output (see
+:func:`~symlab.rewriting.rules.table.fits`): ``x * 1 -> x`` does not apply
+when the ones broadcast ``x`` to a bigger shape.
+
+>>> import symlab.tensor as T
+>>> from symlab.rewriting import rewrite_graph
+>>> x, y = T.dvectors("x", "y")
+>>> out, trace = rewrite_graph(-(-(x * y / y)) * 1.0 + 0.0, include=("canonicalize",))
+>>> out is trace.fgraph.inputs[0], [s.rule for s in trace]
+(True, ['mul_div', 'neg_neg', 'constant_folding', 'mul_one', 'constant_folding', 'add_zero'])
+
+Semantics, as in PyTensor: these rules assume finite values. ``x*y/y -> x``
+forgets that ``y`` may be 0 (``0/0`` is NaN); ``x - x -> 0`` that ``x`` may
+be infinite or NaN (``inf - inf`` is NaN); ``exp(log x) -> x`` that ``log``
+of a negative number is NaN. The rewritten graph gives the mathematically
+expected value where the original gives NaN.
+
+Node rewriters below the table handle what a pattern cannot say: useless
+``DimShuffle``/``SpecifyShape``/``Reshape`` nodes and chains of
+``DimShuffle`` (see also :mod:`~symlab.rewriting.rules.shapes`).
+"""
+
+from __future__ import annotations
+
+from symlab.graph.basic import Apply, Constant, Variable
+from symlab.graph.fg import FunctionGraph
+from symlab.rewriting.basic import node_rewriter
+from symlab.rewriting.db import register
+from symlab.rewriting.rules.table import register_table
+from symlab.tensor import math as M
+from symlab.tensor.alloc import zeros_like
+from symlab.tensor.elemwise import DimShuffle
+from symlab.tensor.shape import NoneTypeT, Reshape, Shape_i, SpecifyShape
+
+#: (name, pattern, replacement): the algebra of the canonicalize phase.
+ROWS = [
+    ("mul_div", (M.true_div, (M.mul, "x", "y"), "y"), "x"),
+    ("mul_div_swapped", (M.true_div, (M.mul, "y", "x"), "y"), "x"),
+    ("sub_self", (M.sub, "x", "x"), zeros_like),
+    ("add_zero", (M.add, "x", 0), "x"),
+    ("zero_add", (M.add, 0, "x"), "x"),
+    ("sub_zero", (M.sub, "x", 0), "x"),
+    ("mul_one", (M.mul, "x", 1), "x"),
+    ("one_mul", (M.mul, 1, "x"), "x"),
+    ("div_one", (M.true_div, "x", 1), "x"),
+    ("neg_neg", (M.neg, (M.neg, "x")), "x"),
+    ("exp_log", (M.exp, (M.log, "x")), "x"),
+    ("log_exp", (M.log, (M.exp, "x")), "x"),
+]
+
+#: Rules cheap and safe enough for ``fast_compile``.
+CHEAP = ("add_zero", "zero_add", "sub_zero", "mul_one", "one_mul", "div_one", "neg_neg")
+
+register_table(ROWS, "canonicalize", cheap=CHEAP)
+
+
+# -- useless nodes ---------------------------------------------------------------------------------------
+
+
+@register("canonicalize", "fast_compile", "shapes")
+@node_rewriter([DimShuffle])
+def useless_dimshuffle(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None:
+    """DimShuffle{0,1,...,n-1}(x) -> x"""
+    op = node.op
+    if op.new_order == tuple(range(op.input_ndim)):
+        return [node.inputs[0]]
+    return None
+
+
+@register("canonicalize", "fast_compile", "shapes")
+@node_rewriter([DimShuffle])
+def merge_dimshuffles(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None:
+    """DimShuffle(DimShuffle(x)) -> one DimShuffle(x)"""
+    inner = node.inputs[0].owner
+    if inner is None or not isinstance(inner.op, DimShuffle):
+        return None
+    first, second = inner.op, node.op
+    order = tuple("x" if e == "x" else first.new_order[e] for e in second.new_order)
+    x = inner.inputs[0]
+    if order == tuple(range(first.input_ndim)):
+        return [x]
+    return [DimShuffle(first.input_ndim, order)(x)]
+
+
+@register("canonicalize", "fast_compile", "shapes")
+@node_rewriter([SpecifyShape])
+def useless_specify_shape(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None:
+    """SpecifyShape(x, shape) -> x when x's type already says shape"""
+    x, *sizes = node.inputs
+    for known, s in zip(x.type.shape, sizes):
+        if isinstance(s.type, NoneTypeT):
+            continue
+        if isinstance(s, Constant) and known is not None and int(s.data) == known:
+            continue
+        if s.owner is not None and isinstance(s.owner.op, Shape_i) and s.owner.inputs[0] is x:
+            continue  # x's own size
+        return None
+    return [x]
+
+
+@register("canonicalize", "fast_compile", "shapes")
+@node_rewriter([Reshape])
+def useless_reshape(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None:
+    """Reshape(x, shape) -> x when shape is x's own shape"""
+    x, shp = node.inputs
+    out = node.outputs[0]
+    if out.ndim != x.ndim:
+        return None
+    static = x.type.shape
+    if None not in static and out.type.shape == static:
+        return [x]
+    from symlab.tensor.shape import _vector_entry
+
+    for d in range(x.ndim):
+        entry = _vector_entry(shp, d)
+        if isinstance(entry, Constant) and static[d] is not None and int(entry.data) == static[d]:
+            continue
+        if entry.owner is not None and isinstance(entry.owner.op, Shape_i) and entry.owner.op.i == d \
+                and entry.owner.inputs[0] is x:
+            continue
+        return None
+    return [x]
+
+
+__all__ = ["CHEAP", "ROWS", "merge_dimshuffles", "useless_dimshuffle", "useless_reshape", "useless_specify_shape"]

@@ -1,0 +1,286 @@
+"""The standard rules (symlab.rewriting.rules): each on a graph where it applies and one where it must not."""
+
+import numpy as np
+import pytest
+from rewriting_helpers import StepChecker, op_strings
+
+import symlab.tensor as T
+from symlab.graph.traversal import ancestors, equal_computations
+from symlab.rewriting import default_db, rewrite_graph
+from symlab.rewriting.rules import canonicalize, specialize, stabilize
+
+RNG = np.random.default_rng(0)
+
+
+def vec(name):
+    return T.dvector(name)
+
+
+def positive(shape):
+    return RNG.uniform(0.5, 2.0, size=shape)
+
+
+# rule -> (graph where it applies, graph where it must not); each builder returns (inputs, output)
+CASES = {
+    "mul_div": (lambda x, y: ((x, y), x * y / y), lambda x, y: ((x, y), x * y / x.sum())),
+    "mul_div_swapped": (lambda x, y: ((x, y), y * x / y), lambda x, y: ((x, y), (y + x) / y)),
+    "sub_self": (lambda x, y: ((x, y), T.exp(x) - T.exp(x) + y), lambda x, y: ((x, y), x - y)),
+    "add_zero": (lambda x, y: ((x, y), T.exp(x) + 0.0), lambda x, y: ((x, y), T.exp(x) + 1.0)),
+    "zero_add": (lambda x, y: ((x, y), 0.0 + T.exp(x)), lambda x, y: ((x, y), 2.0 + T.exp(x))),
+    "sub_zero": (lambda x, y: ((x, y), T.exp(x) - 0.0), lambda x, y: ((x, y), T.exp(x) - 1.0)),
+    "mul_one": (lambda x, y: ((x, y), T.exp(x) * 1.0), lambda x, y: ((x, y), T.exp(x) * 2.0)),
+    "one_mul": (lambda x, y: ((x, y), 1.0 * T.exp(x)), lambda x, y: ((x, y), 3.0 * T.exp(x))),
+    "div_one": (lambda x, y: ((x, y), T.exp(x) / 1.0), lambda x, y: ((x, y), T.exp(x) / 2.0)),
+    "neg_neg": (lambda x, y: ((x, y), T.exp(T.neg(T.neg(x)))), lambda x, y: ((x, y), T.exp(-x))),
+    "exp_log": (lambda x, y: ((x, y), T.exp(T.log(x)) * y), lambda x, y: ((x, y), T.exp(T.log1p(x)))),
+    "log_exp": (lambda x, y: ((x, y), T.log(T.exp(x)) * y), lambda x, y: ((x, y), T.log(T.expm1(x)))),
+    "log1p": (lambda x, y: ((x, y), T.log(1.0 + x)), lambda x, y: ((x, y), T.log(2.0 + x))),
+    "log1p_swapped": (lambda x, y: ((x, y), T.log(x + 1.0)), lambda x, y: ((x, y), T.log(x + y))),
+    "expm1": (lambda x, y: ((x, y), T.exp(x) - 1.0), lambda x, y: ((x, y), T.exp(x) - 2.0)),
+    "log_sigmoid": (lambda x, y: ((x, y), T.log(T.sigmoid(x))), lambda x, y: ((x, y), T.log(T.tanh(x)))),
+    "log_one_minus_sigmoid": (lambda x, y: ((x, y), T.log(1.0 - T.sigmoid(x))),
+                              lambda x, y: ((x, y), T.log(2.0 - T.sigmoid(x)))),
+    "pow_two": (lambda x, y: ((x, y), x ** 2), lambda x, y: ((x, y), x ** 3)),
+    "pow_half": (lambda x, y: ((x, y), x ** 0.5), lambda x, y: ((x, y), x ** 1.5)),
+    "pow_one": (lambda x, y: ((x, y), T.exp(x) ** 1), lambda x, y: ((x, y), T.exp(x) ** y)),
+    "pow_minus_one": (lambda x, y: ((x, y), x ** -1), lambda x, y: ((x, y), x ** -2)),
+}
+
+
+def rewritten(out, **kw):
+    checker = StepChecker()  # check_integrity() after every step
+    kw.setdefault("exclude", ("fusion", "inplace"))
+    new, trace = rewrite_graph(out, features=[checker], **kw)
+    return new, trace
+
+
+def applied(trace):
+    return {s.rule for s in trace if s.accepted}
+
+
+def check_values(inputs, out, new, trace):
+    vals = [positive(3) for _ in inputs]
+    expected = out.eval(dict(zip(inputs, vals)))
+    got = new.eval(dict(zip(trace.fgraph.inputs, vals)))
+    np.testing.assert_allclose(got, expected, rtol=1e-10)
+
+
+def test_every_table_row_has_a_case():
+    rows = {r[0] for m in (canonicalize, stabilize, specialize) for r in m.ROWS}
+    assert rows == set(CASES)
+
+
+@pytest.mark.parametrize("rule", sorted(CASES))
+def test_rule_applies(rule):
+    inputs, out = CASES[rule][0](vec("x"), vec("y"))
+    new, trace = rewritten(out, inputs=inputs)
+    assert rule in applied(trace), str(trace)
+    check_values(inputs, out, new, trace)
+
+
+@pytest.mark.parametrize("rule", sorted(CASES))
+def test_rule_does_not_apply(rule):
+    inputs, out = CASES[rule][1](vec("x"), vec("y"))
+    new, trace = rewritten(out, inputs=inputs)
+    assert rule not in applied(trace), str(trace)
+    check_values(inputs, out, new, trace)
+
+
+def test_rules_keep_the_output_type_when_a_constant_broadcasts():
+    row = T.tensor("float64", shape=(1, None), name="row")
+    ones = T.ones((3, 4))
+    zeros = T.zeros((3, 4))
+    for out, rule in [(row * ones, "mul_one"), (row + zeros, "add_zero"), (ones * row, "one_mul")]:
+        new, trace = rewritten(out)
+        assert rule not in applied(trace)
+        assert new.type == out.type
+        np.testing.assert_allclose(new.eval({trace.fgraph.inputs[0]: np.ones((1, 4))}), np.ones((3, 4)))
+    m = T.dmatrix("m")
+    new, trace = rewritten(m * T.ones((1, 1)))
+    assert "mul_one" in applied(trace) and new is trace.fgraph.inputs[0]
+
+
+def test_mul_div_refuses_a_broadcasting_x_and_another_dtype():
+    row = T.tensor("float64", shape=(1, None), name="row")
+    m = T.dmatrix("m")
+    _, trace = rewritten(row * m / m)
+    assert "mul_div" not in applied(trace)
+    i = T.ivector("i")
+    _, trace = rewritten(i * vec("y") / vec("y"))
+    assert "mul_div" not in applied(trace)
+
+
+def test_sub_self_gives_zeros_of_x_shape_and_dtype_without_computing_x():
+    a = T.dmatrix("a")
+    x = T.exp(a) @ a
+    new, trace = rewritten(x - x)
+    assert new.type == (x - x).type and "sub_self" in applied(trace)
+    ops = {type(v.owner.op).__name__ for v in ancestors([new]) if v.owner is not None}
+    assert "Dot" not in ops and "Elemwise" not in ops  # only shapes of a
+    assert np.all(new.eval({trace.fgraph.inputs[0]: np.ones((2, 2))}) == np.zeros((2, 2)))
+    i = T.ivector("i")
+    new, _ = rewritten(i - i)
+    assert new.dtype == "int32"
+
+
+def test_nan_semantics_are_those_of_pytensor():
+    x = vec("x")
+    new, trace = rewritten(x - x)
+    inf = np.array([np.inf])
+    assert np.isnan((x - x).eval({x: inf})[0]) and new.eval({trace.fgraph.inputs[0]: inf})[0] == 0.0
+
+
+# -- useless nodes and shapes -------------------------------------------------------------------
+
+
+def test_useless_dimshuffle_and_merged_chains():
+    m = T.dmatrix("m")
+    new, trace = rewritten(T.exp(m.T.T))
+    assert op_strings(trace.fgraph) == ["Elemwise{exp,no_inplace}"]
+    assert {"merge_dimshuffles"} <= applied(trace)
+    new, trace = rewritten(T.exp(T.expand_dims(m.T, 0)))
+    ds = [n.op for n in trace.fgraph.toposort() if isinstance(n.op, T.DimShuffle)]
+    assert [str(op) for op in ds] == ["DimShuffle{x,1,0}"]
+    val = np.arange(6.0).reshape(2, 3)
+    np.testing.assert_allclose(new.eval({trace.fgraph.inputs[0]: val}), np.exp(val.T[None]))
+    new, trace = rewritten(T.exp(m.T))  # a real transpose stays
+    assert "DimShuffle{1,0}" in op_strings(trace.fgraph)
+    assert not applied(trace) & {"useless_dimshuffle", "merge_dimshuffles"}
+
+
+def test_useless_specify_shape():
+    s = T.tensor("float64", shape=(2, None), name="s")
+    new, trace = rewritten(T.exp(T.SpecifyShape()(s, 2, None)))  # specify_shape() would not build it
+    assert "useless_specify_shape" in applied(trace) and op_strings(trace.fgraph) == ["Elemwise{exp,no_inplace}"]
+    m = T.dmatrix("m")
+    new, trace = rewritten(T.exp(T.specify_shape(m, (2, None))))
+    assert "useless_specify_shape" not in applied(trace)
+    with pytest.raises(ValueError):
+        new.eval({trace.fgraph.inputs[0]: np.ones((3, 3))})
+
+
+def test_useless_reshape():
+    s = T.tensor("float64", shape=(2, 3), name="s")
+    new, trace = rewritten(T.exp(T.reshape(s, (2, 3))))
+    assert "useless_reshape" in applied(trace) and op_strings(trace.fgraph) == ["Elemwise{exp,no_inplace}"]
+    m = T.dmatrix("m")
+    new, trace = rewritten(T.exp(T.reshape(m, m.shape)))
+    assert "useless_reshape" in applied(trace) and op_strings(trace.fgraph) == ["Elemwise{exp,no_inplace}"]
+    new, trace = rewritten(T.exp(T.reshape(s, (3, 2))))
+    assert "useless_reshape" not in applied(trace)
+    np.testing.assert_allclose(new.eval({trace.fgraph.inputs[0]: np.ones((2, 3))}), np.full((3, 2), np.e))
+
+
+def test_shape_queries_do_not_compute_x():
+    a, b = T.dmatrices("a", "b")
+    x = T.exp(a) @ b.T
+    for query, rule in [(x.shape, "lift_shape"), (T.shape_i(x, 1), "lift_shape_i")]:
+        new, trace = rewritten(query)
+        assert rule in applied(trace)
+        ops = {type(v.owner.op).__name__ for v in ancestors([new]) if v.owner is not None}
+        assert not ops & {"Dot", "Elemwise"}, ops
+        av, bv = np.ones((2, 3)), np.ones((5, 3))
+        np.testing.assert_array_equal(new.eval(dict(zip(trace.fgraph.inputs, [av, bv]))),
+                                      query.eval({a: av, b: bv}))
+    new, trace = rewritten(T.shape(a))  # a graph input: nothing to lift
+    assert not applied(trace) & {"lift_shape", "lift_shape_i"}
+
+
+def test_constant_sums_fold():
+    x = vec("x")
+    new, trace = rewritten((T.constant(2.0) + 3.0) + x)
+    assert op_strings(trace.fgraph) == ["Elemwise{add,no_inplace}"]
+    (c,) = [i for i in new.owner.inputs if isinstance(i, T.TensorConstant)]
+    assert float(np.asarray(c.data).ravel()[0]) == 5.0
+
+
+# -- stabilize: softmax and logsumexp -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("axis", [0, 1, None])
+@pytest.mark.parametrize("shifted", [False, True])
+def test_softmax_from_primitives_is_the_softmax_op(axis, shifted):
+    x = T.dmatrix("x")
+    z = x - x.max(axis=axis, keepdims=True) if shifted else x
+    e = T.exp(z)
+    prim = e / e.sum(axis=axis, keepdims=True)
+    new, trace = rewritten(prim)
+    ref, _ = rewritten(T.softmax(x, axis=axis))
+    assert isinstance(new.owner.op, T.Softmax) and new.owner.op.axis == axis
+    assert equal_computations([new], [ref], trace.fgraph.inputs, _.fgraph.inputs)
+    assert "softmax_from_primitives" in applied(trace)
+    assert ("softmax_shift" in applied(trace)) == shifted
+    val = RNG.normal(size=(3, 4))
+    np.testing.assert_allclose(new.eval({trace.fgraph.inputs[0]: val}), prim.eval({x: val}))
+
+
+def test_softmax_from_primitives_does_not_apply_to_other_quotients():
+    x, y = T.dmatrices("x", "y")
+    for out in [T.exp(x) / T.exp(y).sum(axis=1, keepdims=True),  # the sum of another exp
+                T.exp(x) / T.exp(x).sum(axis=0).dimshuffle("x", 0).T]:  # not the keepdims layout
+        _, trace = rewritten(out)
+        assert "softmax_from_primitives" not in applied(trace)
+    _, trace = rewritten(T.softmax(x - y, axis=1))  # y is not constant along the axis
+    assert "softmax_shift" not in applied(trace)
+
+
+def test_softmax_and_log_sigmoid_are_finite_after_rewriting():
+    x = vec("x")
+    prim = T.exp(x) / T.exp(x).sum(keepdims=True)
+    big = np.array([1000.0, 0.0])
+    with np.errstate(all="ignore"):
+        assert not np.all(np.isfinite(prim.eval({x: big})))
+    new, trace = rewritten(prim)
+    np.testing.assert_allclose(new.eval({trace.fgraph.inputs[0]: big}), [1.0, 0.0])
+    ls = T.log(T.sigmoid(x))
+    assert np.isinf(ls.eval({x: np.array([-1000.0])})[0])
+    new, trace = rewritten(ls)
+    np.testing.assert_allclose(new.eval({trace.fgraph.inputs[0]: np.array([-1000.0, 0.0])}), [-1000.0, np.log(0.5)])
+
+
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_logsumexp_written_from_primitives_is_stabilised(keepdims):
+    x = T.dmatrix("x")
+    out = T.log(T.exp(x).sum(axis=1, keepdims=keepdims))
+    new, trace = rewritten(out)
+    assert "logsumexp_stable" in applied(trace) and new.type == out.type
+    assert [s.rule for s in trace].count("logsumexp_stable") == 1  # the stable form is left alone
+    big = np.array([[1000.0, 1000.0], [0.0, 0.0]])
+    with np.errstate(all="ignore"):
+        assert np.isinf(out.eval({x: big})).any()
+    got = new.eval({trace.fgraph.inputs[0]: big})
+    expected = np.log(2.0) + np.array([1000.0, 0.0])
+    np.testing.assert_allclose(got.ravel(), expected)
+    small = RNG.normal(size=(3, 2))
+    np.testing.assert_allclose(new.eval({trace.fgraph.inputs[0]: small}), out.eval({x: small}))
+
+
+def test_logsumexp_does_not_apply_to_a_log_of_another_sum():
+    x = T.dmatrix("x")
+    _, trace = rewritten(T.log(T.sqr(x).sum(axis=1)))
+    assert "logsumexp_stable" not in applied(trace)
+
+
+# -- the database ------------------------------------------------------------------------------
+
+
+def test_phases_and_tags():
+    phases = {p.name: [e.name for e in p.entries] for p in default_db.query()}
+    assert list(phases) == ["canonicalize", "stabilize", "specialize", "fusion", "inplace"]
+    assert {"mul_div", "sub_self", "add_zero", "neg_neg", "lift_shape", "useless_reshape"} <= set(phases["canonicalize"])
+    assert {"log1p", "expm1", "log_sigmoid", "softmax_from_primitives", "logsumexp_stable"} <= set(phases["stabilize"])
+    assert {"pow_two", "pow_half"} <= set(phases["specialize"])
+    assert phases["fusion"] == ["elemwise_fusion"]
+    assert phases["inplace"] == ["inplace_elemwise", "inplace_dimshuffle"]
+    fast = {e.name for p in default_db.query(["fast_compile"]) for e in p.entries}
+    assert fast <= {"merge", "constant_folding", *canonicalize.CHEAP, "useless_dimshuffle", "merge_dimshuffles",
+                    "useless_specify_shape", "useless_reshape"}
+    assert "add_zero" in fast and "elemwise_fusion" not in fast and "inplace_elemwise" not in fast
+
+
+def test_rule_location_is_its_table_row():
+    rule = default_db["mul_div"].rewriter
+    path, line = rule.location
+    assert path.endswith("canonicalize.py")
+    with open(path) as f:
+        assert '("mul_div"' in f.read().splitlines()[line - 1]
