@@ -263,3 +263,16 @@ def test_values_are_preserved_through_replacements():
     div_out = fg.outputs[0].owner.inputs[0]
     fg.replace(div_out, fg.inputs[0], reason="x*y/y -> x")
     np.testing.assert_array_equal(fg.outputs[0].eval({fg.inputs[0]: value}), value + 0.0)
+
+
+def test_on_validate_callback_is_consulted():
+    class Refuse:
+        def on_validate(self, fg):
+            raise InconsistencyError("refused by on_validate")
+
+    x = T.dvector("x")
+    fg = FunctionGraph([x], [T.exp(x)], features=[ReplaceValidate(), Refuse()])
+    before = snapshot(fg)
+    with pytest.raises(InconsistencyError, match="on_validate"):
+        fg.replace_validate(fg.outputs[0], T.log(fg.inputs[0]))
+    assert snapshot(fg) == before

@@ -3,7 +3,7 @@
 A feature defines any of the callbacks ``on_attach(fgraph)``,
 ``on_detach(fgraph)``, ``on_import(fgraph, node, reason)``,
 ``on_prune(fgraph, node, reason)``, ``on_change_input(fgraph, node, i,
-old, new, reason)`` and ``validate(fgraph)``.
+old, new, reason)`` and ``validate(fgraph)`` (or ``on_validate(fgraph)``).
 
 ``History`` records changes so they can be undone; ``ReplaceValidate``
 replaces, validates and undoes the replacement if the graph became invalid:
@@ -80,12 +80,18 @@ class Validator:
     def on_attach(self, fgraph: FunctionGraph) -> None:
         if hasattr(fgraph, "validate"):
             raise AlreadyThere("a Validator is already attached")
-        fgraph.validate = lambda: fgraph.execute_callbacks("validate")
+        fgraph.validate = lambda: _validate(fgraph)
         fgraph.consistent = lambda: _consistent(fgraph)
 
     def on_detach(self, fgraph: FunctionGraph) -> None:
         del fgraph.validate
         del fgraph.consistent
+
+
+def _validate(fgraph: FunctionGraph) -> None:
+    """Ask every feature: ``validate(fgraph)`` or ``on_validate(fgraph)`` raises if the graph is invalid."""
+    fgraph.execute_callbacks("validate")
+    fgraph.execute_callbacks("on_validate")
 
 
 def _consistent(fgraph: FunctionGraph) -> bool:
