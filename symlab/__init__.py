@@ -14,12 +14,15 @@ Sum{acc_dtype=float64} [id A] ''
      |TensorConstant{2} [id E]
 """
 
-from symlab import graph, printing, scalar, tensor
+from symlab import compile, graph, printing, scalar, tensor
+from symlab.compile import In, Out, function, get_mode, shared
 from symlab.config import config
 from symlab.gradient import grad
 
 dprint = printing.debugprint
 
+
 __version__ = "0.1.0"
 
 __all__ = ["config", "dprint", "grad", "graph", "printing", "scalar", "tensor", "__version__"]
+__all__ += ["In", "Out", "compile", "function", "get_mode", "shared"]

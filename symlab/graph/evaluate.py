@@ -61,6 +61,9 @@ def _value_of(var: Variable, values: dict[Variable, Any]) -> Any:
         return values[var]
     if isinstance(var, Constant):
         return var.data
+    get_value = getattr(var, "get_value", None)  # a shared variable holds its own value
+    if get_value is not None:
+        return get_value(borrow=True)
     raise MissingInputError(
         f"eval: the graph needs a value for input {var} ({var.type}), which was not given"
     )

@@ -97,7 +97,10 @@ def debugprint(
     Parameters
     ----------
     obj
-        a Variable, an Apply node (its outputs are printed) or a list of them.
+        a Variable, an Apply node (its outputs are printed) or a list of them;
+        a FunctionGraph (its outputs); a compiled function (the outputs of
+        its optimized graph ``f.maker.fgraph``, each node followed by its
+        position in the execution order, as in seed 000).
     file
         ``None``: print to ``sys.stdout`` and return None (PyTensor returns the
         stream, which a notebook would display after the graph); ``"str"``: return the
@@ -128,6 +131,11 @@ def debugprint(
         raise ValueError(f"debugprint: ids must be one of {_IDS}, received {ids!r}")
     if not isinstance(depth, int) or isinstance(depth, bool):
         raise TypeError(f"debugprint: depth must be an int, received {type(depth).__name__}")
+    topo: dict[Apply, int] = {}  # a compiled function's nodes print their position in its execution order
+    maker_fgraph = getattr(getattr(obj, "maker", None), "fgraph", None)
+    if maker_fgraph is not None:
+        topo = {node: k for k, node in enumerate(maker_fgraph.toposort())}
+        obj = maker_fgraph
     variables = _variables_of(obj)
 
     if file == "str":
@@ -186,7 +194,8 @@ def debugprint(
                 id_str, already = id_text(node)
                 name = var.name if var.name is not None else ""
                 parts = [label, id_str, type_text, f"'{name}'"]
-                write(prefix + " ".join(p for p in parts if p) + "\n")
+                position = f"   {topo[node]}" if node in topo else ""
+                write(prefix + " ".join(p for p in parts if p) + position + "\n")
                 if already or (stop_on_name and var.name is not None):
                     continue
                 if _composite_of(node) is not None:

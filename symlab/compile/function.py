@@ -1,0 +1,443 @@
+"""``symlab.function``: compile a graph into a Python callable.
+
+Compiling clones the user's graph (it is never modified), substitutes the
+``givens``, collects the shared variables as implicit inputs, builds a
+:class:`~symlab.graph.fg.FunctionGraph` (with a destroy handler protecting
+every input not marked ``mutable``), rewrites it with the mode's query
+(``f.trace`` records every step) and hands it to the mode's linker. Seed 000:
+
+>>> import numpy as np
+>>> import symlab
+>>> import symlab.tensor as st
+>>> v = st.vector()
+>>> f = symlab.function([v], (v + 1).sum())
+>>> f.dprint()
+Sum{acc_dtype=float64} [id A] ''   1
+ |Elemwise{add,no_inplace} [id B] ''   0
+   |<TensorType(float64, (?,))> [id C]
+   |TensorConstant{(1,) of 1} [id D]
+>>> topo = f.maker.fgraph.toposort()
+>>> topo[0].outputs[0].clients
+[(Sum{acc_dtype=float64}(Elemwise{add,no_inplace}.0), 0)]
+>>> topo[1].outputs[0].clients
+[('output', 0)]
+>>> float(f([1.0, 2.0]))
+5.0
+
+Each value passes through its input's ``Type.filter``; a refused value
+raises a ``TypeError`` naming the input's position and name, the expected
+type and what was received:
+
+>>> x = st.ivector("x")
+>>> g = symlab.function([x], x * 2)
+>>> g([1.5])
+Traceback (most recent call last):
+...
+TypeError: function: bad value for input 0 ('x'): expected TensorType(int32, (?,)), received a Python list (dtype float64, ndim 1 and shape (1,)): TensorType(int32, (?,)) cannot store [1.5] accurately (of dtype float64): it would become [1]; convert it to int32 or pass allow_downcast=True
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping, Sequence
+from time import perf_counter
+from typing import Any
+
+from symlab.compile.io import In, Out
+from symlab.compile.modes import Mode, get_mode
+from symlab.compile.profiling import ProfileStats
+from symlab.compile.shared import SharedVariable, describe_value
+from symlab.graph.basic import Constant, Variable
+from symlab.graph.destroyhandler import DestroyHandler
+from symlab.graph.evaluate import MissingInputError
+from symlab.graph.features import ReplaceValidate
+from symlab.graph.fg import FunctionGraph
+from symlab.graph.traversal import ancestors, clone_replace, graph_inputs
+
+_MISSING = object()
+
+
+class UnusedInputError(ValueError):
+    """An input of ``symlab.function`` is not needed to compute the outputs or updates."""
+
+
+def _pairs(value: Any, what: str) -> list[tuple[Any, Any]]:
+    if value is None:
+        return []
+    if isinstance(value, Mapping):
+        return list(value.items())
+    try:
+        pairs = [tuple(p) for p in value]
+    except TypeError:
+        raise TypeError(f"{what} must be a dict or a list of (variable, value) pairs, received {type(value).__name__}") from None
+    for k, p in enumerate(pairs):
+        if len(p) != 2:
+            raise TypeError(f"{what}: entry {k} is not a (variable, value) pair: {p!r:.80}")
+    return pairs
+
+
+class FunctionMaker:
+    """Everything compilation produced: ``inputs``, ``outputs``, ``fgraph``, ``trace``, ``mode``, ``linker``."""
+
+    def __init__(
+        self,
+        inputs: Sequence[Variable | In],
+        outputs: Any,
+        mode: str | Mode | None = None,
+        updates: Any = None,
+        givens: Any = None,
+        name: str | None = None,
+        on_unused_input: str = "raise",
+        allow_input_downcast: bool | None = None,
+        profile: bool | ProfileStats = False,
+    ) -> None:
+        started = perf_counter()
+        self.name = name
+        where = f"function {name!r}" if name else "function"
+        self.where = where
+        if on_unused_input not in ("raise", "warn", "ignore"):
+            raise ValueError(f"{where}: on_unused_input must be 'raise', 'warn' or 'ignore', received {on_unused_input!r}")
+        self.mode = get_mode(mode)
+        self.allow_input_downcast = allow_input_downcast
+        self.inputs = self._inputs(inputs)
+        self.output_kind, self.output_keys, self.outputs = self._outputs(outputs)
+        update_pairs = self._updates(updates)
+        given_pairs = self._givens(givens)
+
+        # -- the graph: givens substituted (on a copy), leaves checked -------------------------
+        targets = [o.variable for o in self.outputs] + [u for _, u in update_pairs]
+        if given_pairs and targets:
+            targets = clone_replace(targets, given_pairs)
+        explicit = [i.variable for i in self.inputs]
+        explicit_set = set(explicit)
+        shared: dict[SharedVariable, None] = {}
+        for k, target in enumerate(targets):
+            for leaf in graph_inputs([target]):
+                if isinstance(leaf, Constant) or leaf in explicit_set:
+                    continue
+                if isinstance(leaf, SharedVariable):
+                    shared[leaf] = None
+                    continue
+                what = f"output {k}" if k < len(self.outputs) else f"the update of {update_pairs[k - len(self.outputs)][0]}"
+                raise MissingInputError(
+                    f"{where}: {what} needs {leaf} ({leaf.type}), which is not among the inputs "
+                    f"{[str(v) for v in explicit]}; add it to the inputs, or replace it with givens"
+                )
+        for target, _ in update_pairs:
+            shared[target] = None
+        used = set(ancestors(targets)) if targets else set()
+        for k, inp in enumerate(self.inputs):
+            if inp.variable not in used and on_unused_input != "ignore":
+                message = (
+                    f"{where}: input {k} ({inp.name or inp.variable}) is not part of the graph needed to compute the "
+                    "outputs and updates; pass on_unused_input='warn' or 'ignore' to allow it"
+                )
+                if on_unused_input == "raise":
+                    raise UnusedInputError(message)
+                warnings.warn(message)
+        self.shared: list[SharedVariable] = list(shared)
+        self.updates: list[tuple[SharedVariable, Variable]] = list(update_pairs)
+        mutable = [k for k, i in enumerate(self.inputs) if i.mutable]
+        self.fgraph = FunctionGraph(
+            explicit + self.shared, targets, clone=True, features=[ReplaceValidate(), DestroyHandler(mutable)]
+        )
+        fgraph_inputs = self.fgraph.inputs
+        position = {s: len(explicit) + k for k, s in enumerate(self.shared)}
+        #: ``(container, type)`` of each updated shared variable, in the order of the update outputs.
+        self.update_targets = [(fgraph_inputs[position[s]].container, s.type) for s, _ in update_pairs]
+        graph_done = perf_counter()
+
+        # -- rewriting -------------------------------------------------------------------------
+        from symlab.rewriting import rewrite_fgraph
+
+        self.trace = rewrite_fgraph(self.fgraph, include=self.mode.include, exclude=self.mode.exclude)
+        rewrite_done = perf_counter()
+
+        # -- code generation ----------------------------------------------------------------------
+        self.linker = self.mode.make_linker()
+        borrow = [o.borrow for o in self.outputs] + [False] * len(update_pairs)
+        self.runner = self.linker.make_runner(self.fgraph, borrow, trace=self.trace)
+        done = perf_counter()
+
+        self.profile: ProfileStats | None = None
+        if profile:
+            stats = profile if isinstance(profile, ProfileStats) else ProfileStats()
+            stats.name = name or stats.name
+            stats.mode = self.mode.name or repr(self.mode)
+            stats.linker = getattr(self.linker, "name", type(self.linker).__name__)
+            stats.graph_seconds = graph_done - started
+            stats.rewrite_seconds = rewrite_done - graph_done
+            stats.codegen_seconds = done - rewrite_done
+            stats.set_nodes(self.runner.nodes)
+            self.runner.profile = stats
+            self.profile = stats
+            stats.compile_seconds = perf_counter() - started
+
+    # -- argument normalization ------------------------------------------------------------------
+    def _inputs(self, inputs: Any) -> list[In]:
+        where = self.where
+        if isinstance(inputs, Variable | In):
+            raise TypeError(f"{where}: inputs must be a list of variables, received a single {type(inputs).__name__}; write [{inputs}]")
+        out: list[In] = []
+        seen: dict[Variable, int] = {}
+        for k, item in enumerate(inputs):
+            inp = item if isinstance(item, In) else None
+            if inp is None:
+                if not isinstance(item, Variable):
+                    raise TypeError(
+                        f"{where}: input {k} must be a symbolic Variable or an In, received "
+                        f"{type(item).__name__} ({item!r:.60})"
+                    )
+                inp = In(item)
+            var = inp.variable
+            if isinstance(var, Constant):
+                raise TypeError(
+                    f"{where}: input {k} ({var}) is a Constant: a constant has a fixed value and cannot be an "
+                    "input; remove it from the inputs"
+                )
+            if isinstance(var, SharedVariable):
+                raise TypeError(
+                    f"{where}: input {k} ({var}) is a shared variable: its value is an implicit input of every "
+                    "function using it; to give it another value, replace it with givens={shared: variable}"
+                )
+            if var.owner is not None:
+                raise TypeError(
+                    f"{where}: input {k} ({var}) is computed by {var.owner}; inputs must be root variables "
+                    "(to feed an intermediate value, replace it with givens)"
+                )
+            if var in seen:
+                raise ValueError(f"{where}: input {k} ({var}) is the same variable as input {seen[var]}")
+            seen[var] = k
+            if inp.has_value:
+                try:
+                    inp.filtered_value = var.type.filter(inp.value, strict=inp.strict, allow_downcast=self._downcast(inp))
+                except (TypeError, ValueError) as err:
+                    raise TypeError(
+                        f"{where}: bad default value for input {k} ('{inp.name}'): expected {var.type}, received "
+                        f"{describe_value(inp.value)}: {err}"
+                    ) from None
+            out.append(inp)
+        return out
+
+    def _downcast(self, inp: In) -> bool | None:
+        return inp.allow_downcast if inp.allow_downcast is not None else self.allow_input_downcast
+
+    def _outputs(self, outputs: Any) -> tuple[str, list[str] | None, list[Out]]:
+        def one(item: Any, label: str) -> Out:
+            if isinstance(item, Out):
+                return item
+            if isinstance(item, Variable):
+                return Out(item)
+            raise TypeError(
+                f"{self.where}: {label} must be a symbolic Variable or an Out, received {type(item).__name__} ({item!r:.60})"
+            )
+
+        if outputs is None:
+            return "list", None, []
+        if isinstance(outputs, Variable | Out):
+            return "single", None, [one(outputs, "the output")]
+        if isinstance(outputs, Mapping):
+            keys = list(outputs)
+            for key in keys:
+                if not isinstance(key, str):
+                    raise TypeError(f"{self.where}: output dict keys must be strings, received {key!r}")
+            return "dict", keys, [one(outputs[key], f"output {key!r}") for key in keys]
+        if isinstance(outputs, list | tuple):
+            return "list", None, [one(item, f"output {k}") for k, item in enumerate(outputs)]
+        raise TypeError(
+            f"{self.where}: outputs must be a Variable, a list or a dict of them, received {type(outputs).__name__}"
+        )
+
+    def _updates(self, updates: Any) -> list[tuple[SharedVariable, Variable]]:
+        out: list[tuple[SharedVariable, Variable]] = []
+        seen: set[Variable] = set()
+        for k, (target, expr) in enumerate(_pairs(updates, f"{self.where}: updates")):
+            if not isinstance(target, SharedVariable):
+                raise TypeError(
+                    f"{self.where}: update {k}: only shared variables can be updated, received {target!r:.60} "
+                    f"({type(target).__name__})"
+                )
+            if target in seen:
+                raise ValueError(f"{self.where}: update {k}: {target} is updated twice")
+            seen.add(target)
+            try:
+                expr = target.type.filter_variable(expr)
+            except (TypeError, ValueError) as err:
+                got = getattr(expr, "type", None)
+                raise TypeError(
+                    f"{self.where}: update {k}: the new value of {target} ({target.type}) is "
+                    f"{expr!s:.60}{f' of type {got}' if got is not None else ''}, which cannot be stored in it: {err}"
+                ) from None
+            out.append((target, expr))
+        return out
+
+    def _givens(self, givens: Any) -> list[tuple[Variable, Variable]]:
+        out = []
+        for k, (old, new) in enumerate(_pairs(givens, f"{self.where}: givens")):
+            if not isinstance(old, Variable) or isinstance(old, Constant):
+                raise TypeError(f"{self.where}: givens entry {k}: the key must be a non-constant Variable, received {old!r:.60}")
+            try:
+                new = old.type.filter_variable(new)
+            except (TypeError, ValueError) as err:
+                raise TypeError(f"{self.where}: givens entry {k}: {new!s:.60} cannot replace {old} ({old.type}): {err}") from None
+            out.append((old, new))
+        return out
+
+    def create(self) -> Function:
+        return Function(self)
+
+
+class Function:
+    """A compiled function: call it with values for its inputs (positionally or by name).
+
+    Attributes: ``maker`` (``maker.fgraph`` is the optimized graph), ``trace``
+    (the rewrite trace), ``profile`` (``None`` unless compiled with
+    ``profile=True``), ``inputs`` (:class:`In`), ``outputs`` (:class:`Out`),
+    ``name``.
+    """
+
+    def __init__(self, maker: FunctionMaker) -> None:
+        self.maker = maker
+        self.name = maker.name
+        self.inputs = maker.inputs
+        self.outputs = maker.outputs
+        self.trace = maker.trace
+        self.profile = maker.profile
+        self._runner = maker.runner
+        self._n_out = len(maker.outputs)
+        self._filters = [
+            (i.variable.type.filter, i.strict, maker._downcast(i), i.name) for i in maker.inputs
+        ]
+        self._shared = [c for c in (v.container for v in maker.fgraph.inputs[len(maker.inputs):])]
+        self._updates = maker.update_targets
+        by_name: dict[str, list[int]] = {}
+        for k, i in enumerate(maker.inputs):
+            if i.name is not None:
+                by_name.setdefault(i.name, []).append(k)
+        self._by_name = by_name
+
+    @property
+    def fgraph(self) -> FunctionGraph:
+        """The optimized graph (``f.maker.fgraph``)."""
+        return self.maker.fgraph
+
+    def _bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
+        where = self.maker.where
+        n = len(self.inputs)
+        if len(args) > n:
+            names = ", ".join(str(i.name or i.variable) for i in self.inputs)
+            raise TypeError(f"{where} takes {n} input{'s' if n != 1 else ''} ({names}), received {len(args)} values")
+        values = list(args) + [_MISSING] * (n - len(args))
+        for key, value in kwargs.items():
+            positions = self._by_name.get(key)
+            if positions is None:
+                raise TypeError(f"{where}: no input is named {key!r}; the named inputs are {sorted(self._by_name)}")
+            if len(positions) > 1:
+                raise TypeError(f"{where}: inputs {positions} are all named {key!r}; give their values by position")
+            k = positions[0]
+            if values[k] is not _MISSING:
+                raise TypeError(f"{where}: input {k} ({key!r}) was given twice (by position and by name)")
+            values[k] = value
+        for k, value in enumerate(values):
+            if value is _MISSING:
+                inp = self.inputs[k]
+                if not inp.has_value:
+                    raise TypeError(f"{where}: missing a value for input {k} ('{inp.name or inp.variable}')")
+                default = inp.filtered_value
+                values[k] = default.copy() if inp.mutable else default
+        return values
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        profile = self.profile
+        if profile is not None:
+            started = perf_counter()
+        values = self._bind(args, kwargs)
+        for k, ((filt, strict, downcast, name), value) in enumerate(zip(self._filters, values)):
+            try:
+                values[k] = filt(value, strict=strict, allow_downcast=downcast)
+            except (TypeError, ValueError) as err:
+                var = self.inputs[k].variable
+                raise TypeError(
+                    f"{self.maker.where}: bad value for input {k} ('{name}'): expected {var.type}, received "
+                    f"{describe_value(value)}: {err}"
+                ) from None
+        for c in self._shared:
+            values.append(c.value)
+        if profile is not None:
+            inputs_done = perf_counter()
+        results = self._runner(values)
+        if self._updates:
+            if profile is not None:
+                updates_started = perf_counter()
+            n = self._n_out
+            new_values = []
+            # Filter every new value first, then store them all: a refused value leaves every shared variable as it was.
+            for (container, type_), value in zip(self._updates, results[n:]):
+                try:
+                    new_values.append(type_.filter(value))
+                except (TypeError, ValueError) as err:
+                    raise TypeError(f"{self.maker.where}: the update of {container.name} produced {describe_value(value)}: {err}") from None
+            for (container, _), value in zip(self._updates, new_values):
+                container.value = value
+            results = results[:n]
+            if profile is not None:
+                profile.update_seconds += perf_counter() - updates_started
+        if profile is not None:
+            profile.input_seconds += inputs_done - started
+            profile.calls += 1
+            profile.call_seconds += perf_counter() - started
+        kind = self.maker.output_kind
+        if kind == "single":
+            return results[0]
+        if kind == "dict":
+            return dict(zip(self.maker.output_keys, results))
+        return results
+
+    def dprint(self, **kwargs: Any) -> Any:
+        """Print the optimized graph with each node's position in the execution order."""
+        from symlab.printing import debugprint
+
+        return debugprint(self, **kwargs)
+
+    def __repr__(self) -> str:
+        ins = ", ".join(str(i.name or i.variable) for i in self.inputs)
+        mode = self.maker.mode
+        return f"<symlab Function {self.name or ''}({ins}) mode={mode.name or repr(mode)}>"
+
+
+def function(
+    inputs: Sequence[Variable | In],
+    outputs: Any = None,
+    mode: str | Mode | None = None,
+    updates: Any = None,
+    givens: Any = None,
+    name: str | None = None,
+    on_unused_input: str = "raise",
+    allow_input_downcast: bool | None = None,
+    profile: bool | ProfileStats = False,
+) -> Function:
+    """Compile ``outputs`` (a Variable, a list or a dict of them, or :class:`Out`) as a function of ``inputs``.
+
+    ``mode``: a name (``"NUMBA"``, the default; ``"FAST_COMPILE"``,
+    ``"NUMPY"``, ``"DEBUG"``, ``"NanGuard"``) or a :class:`Mode`.
+    ``updates``: ``{shared: new_value_expression}`` (or pairs), stored after
+    each call, once everything is computed. ``givens``: ``{variable:
+    replacement}`` substituted before compiling. ``on_unused_input``:
+    ``'raise'``, ``'warn'`` or ``'ignore'`` an input the outputs do not need.
+    ``allow_input_downcast``: let inputs be converted with loss of precision
+    (``None``: only Python floats into ``floatX``). ``profile=True``: record
+    times in ``f.profile``.
+
+    >>> import symlab
+    >>> import symlab.tensor as st
+    >>> a, b = st.dscalars("a", "b")
+    >>> f = symlab.function([a, b], {"sum": a + b, "diff": a - b})
+    >>> {k: float(v) for k, v in f(3.0, 1.0).items()}
+    {'sum': 4.0, 'diff': 2.0}
+    """
+    return FunctionMaker(
+        inputs, outputs, mode, updates, givens, name, on_unused_input, allow_input_downcast, profile
+    ).create()
+
+
+__all__ = ["Function", "FunctionMaker", "UnusedInputError", "function"]

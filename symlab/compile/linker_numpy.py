@@ -1,0 +1,191 @@
+"""The NumPy backend: run the optimized graph node by node with each op's ``perform``.
+
+Every variable of the graph gets one storage cell (a one-element list). A
+call fills the input cells, runs the nodes in ``fgraph.toposort()`` order
+(which includes the destroy handler's orderings: the readers of a value run
+before the inplace node that overwrites it) and reads the output cells. All
+cells but the constants' are emptied after the call, so no array is kept
+between calls.
+
+An output that may share memory with an input, a shared value, a constant or
+another output (through ``view_map``/``destroy_map`` chains) is copied,
+unless its :class:`~symlab.compile.io.Out` says ``borrow=True``; that is
+decided once, when the runner is built:
+
+>>> import numpy as np
+>>> import symlab.tensor as st
+>>> from symlab.graph.fg import FunctionGraph
+>>> x = st.dmatrix("x")
+>>> fg = FunctionGraph([x], [x.T, x * 2.0])
+>>> run = NumpyLinker().make_runner(fg)
+>>> run.copied_outputs
+[0]
+>>> value = np.arange(4.0).reshape(2, 2)
+>>> t, twice = run([value])
+>>> np.shares_memory(t, value), twice.tolist()
+(False, [[0.0, 2.0], [4.0, 6.0]])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from time import perf_counter
+from typing import Any
+
+from symlab.graph.basic import Apply, Constant, Variable
+from symlab.graph.fg import FunctionGraph
+
+Cell = list  # a one-element list: ``cell[0]`` is the value
+
+
+def alias_roots(fgraph: FunctionGraph) -> dict[Variable, frozenset[Variable]]:
+    """For each variable, the variables whose memory it may share (itself if a view of nothing).
+
+    Follows ``view_map`` and ``destroy_map``: the output of a view or of an
+    inplace node shares the memory of the inputs it maps to.
+    """
+    roots: dict[Variable, frozenset[Variable]] = {}
+
+    def of(var: Variable) -> frozenset[Variable]:
+        got = roots.get(var)
+        if got is None:
+            got = roots[var] = frozenset((var,))
+        return got
+
+    for node in fgraph.toposort():
+        view_map = getattr(node.op, "view_map", None) or {}
+        destroy_map = getattr(node.op, "destroy_map", None) or {}
+        for j, out in enumerate(node.outputs):
+            sources = [*view_map.get(j, ()), *destroy_map.get(j, ())]
+            if sources:
+                roots[out] = frozenset().union(*(of(node.inputs[i]) for i in sources))
+            else:
+                roots[out] = frozenset((out,))
+    return roots
+
+
+def outputs_to_copy(fgraph: FunctionGraph, borrow: Sequence[bool] | None = None) -> list[int]:
+    """Indices of the outputs that must be copied so the caller owns every array returned."""
+    borrow = list(borrow) if borrow is not None else [False] * len(fgraph.outputs)
+    roots = alias_roots(fgraph)
+    fixed = set(fgraph.inputs)
+    seen: set[Variable] = set()
+    copied = []
+    for k, out in enumerate(fgraph.outputs):
+        r = roots.get(out, frozenset((out,)))
+        shared_memory = any(v in fixed or isinstance(v, Constant) for v in r) or bool(r & seen)
+        if shared_memory and not borrow[k]:
+            copied.append(k)
+        seen |= r
+    return copied
+
+
+def copy_value(value: Any) -> Any:
+    """A copy of an output value (arrays are copied; immutable scalars returned as they are)."""
+    copy = getattr(value, "copy", None)
+    return copy() if copy is not None else value
+
+
+def annotate_node_error(err: BaseException, index: int, n_nodes: int, node: Apply, values: Sequence[Any]) -> None:
+    """Add a note to ``err`` naming the node that failed and describing its input values."""
+    from symlab.compile.shared import describe_value
+
+    lines = [f"symlab: raised by node {index} of {n_nodes} (toposort order): {node}"]
+    for i, (var, value) in enumerate(zip(node.inputs, values)):
+        lines.append(f"  input {i} ({var}, {var.type}): {describe_value(value)}")
+    err.add_note("\n".join(lines))
+
+
+class NumpyRunner:
+    """A callable that runs one graph: ``runner(input_values) -> output_values``.
+
+    Subclasses (profiling, NanGuard, DebugMode) override :meth:`execute`.
+    """
+
+    def __init__(self, fgraph: FunctionGraph, borrow_outputs: Sequence[bool] | None = None) -> None:
+        self.fgraph = fgraph
+        self.nodes: list[Apply] = fgraph.toposort()
+        storage: dict[Variable, Cell] = {}
+        constants: set[int] = set()
+
+        def cell(var: Variable) -> Cell:
+            c = storage.get(var)
+            if c is None:
+                if isinstance(var, Constant):
+                    c = [var.data]
+                    constants.add(id(c))
+                else:
+                    c = [None]
+                storage[var] = c
+            return c
+
+        self.storage = storage
+        self.input_cells = [cell(v) for v in fgraph.inputs]
+        self.thunks: list[tuple[Any, Apply, list[Cell], list[Cell]]] = [
+            (node.op.perform, node, [cell(v) for v in node.inputs], [cell(v) for v in node.outputs])
+            for node in self.nodes
+        ]
+        self.output_cells = [cell(v) for v in fgraph.outputs]
+        self.copied_outputs = outputs_to_copy(fgraph, borrow_outputs)
+        self._temporary = [c for c in storage.values() if id(c) not in constants]
+
+    def __call__(self, input_values: Sequence[Any]) -> list[Any]:
+        for c, value in zip(self.input_cells, input_values):
+            c[0] = value
+        try:
+            self.execute()
+            outputs = [c[0] for c in self.output_cells]
+        finally:
+            for c in self._temporary:
+                c[0] = None
+        for k in self.copied_outputs:
+            outputs[k] = copy_value(outputs[k])
+        return outputs
+
+    #: A :class:`~symlab.compile.profiling.ProfileStats` to record node times into, or None.
+    profile: Any = None
+
+    def execute(self) -> None:
+        """Run every node once, in order, reading and writing the storage cells."""
+        if self.profile is not None:
+            self.execute_profiled()
+            return
+        for perform, node, ins, outs in self.thunks:
+            args = [c[0] for c in ins]
+            try:
+                perform(node, args, outs)
+            except Exception as err:
+                annotate_node_error(err, self.nodes.index(node), len(self.nodes), node, args)
+                raise
+
+    def execute_profiled(self) -> None:
+        """:meth:`execute`, timing each node into ``self.profile.nodes``."""
+        stats = self.profile.nodes
+        for k, (perform, node, ins, outs) in enumerate(self.thunks):
+            args = [c[0] for c in ins]
+            started = perf_counter()
+            try:
+                perform(node, args, outs)
+            except Exception as err:
+                annotate_node_error(err, k, len(self.nodes), node, args)
+                raise
+            finally:
+                s = stats[k]
+                s.seconds += perf_counter() - started
+                s.calls += 1
+
+
+class NumpyLinker:
+    """Builds :class:`NumpyRunner` objects (``mode.linker == "numpy"``)."""
+
+    name = "numpy"
+    runner_class: type[NumpyRunner] = NumpyRunner
+
+    def make_runner(
+        self, fgraph: FunctionGraph, borrow_outputs: Sequence[bool] | None = None, trace: Any = None
+    ) -> NumpyRunner:
+        """A runner for ``fgraph`` (``trace``, the rewrite trace, is for linkers that check rewrites)."""
+        return self.runner_class(fgraph, borrow_outputs)
+
+
+__all__ = ["NumpyLinker", "NumpyRunner", "alias_roots", "annotate_node_error", "copy_value", "outputs_to_copy"]
