@@ -20,9 +20,9 @@ from symlab.config import config
 from symlab.gradient import grad
 
 dprint = printing.debugprint
-
+pprint = printing.pprint
 
 __version__ = "0.1.0"
 
-__all__ = ["config", "dprint", "grad", "graph", "printing", "scalar", "tensor", "__version__"]
+__all__ = ["config", "dprint", "pprint", "grad", "graph", "printing", "scalar", "tensor", "__version__"]
 __all__ += ["In", "Out", "compile", "function", "get_mode", "shared"]

@@ -404,6 +404,16 @@ class Function:
         mode = self.maker.mode
         return f"<symlab Function {self.name or ''}({ins}) mode={mode.name or repr(mode)}>"
 
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        from symlab.printing import debugprint
+
+        printer.text(debugprint(self, file="str").rstrip("\n"))
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        from symlab.notebook.reprs import mimebundle
+
+        return mimebundle(self, include, exclude)
+
 
 def function(
     inputs: Sequence[Variable | In],

@@ -138,6 +138,11 @@ class Variable:
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         printer.text(str(self))
 
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        from symlab.notebook.reprs import mimebundle
+
+        return mimebundle(self, include, exclude)
+
     # -- structure --------------------------------------------------------
     def get_parents(self) -> list[Apply]:
         """The nodes this variable depends on directly: ``[owner]`` or ``[]``."""
@@ -361,6 +366,11 @@ class Apply:
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         printer.text(str(self))
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        from symlab.notebook.reprs import mimebundle
+
+        return mimebundle(self, include, exclude)
 
 
 def _refuse_cycle(op: Any, inputs: list[Variable], outputs: list[Variable]) -> None:

@@ -357,6 +357,16 @@ class FunctionGraph:
     def __repr__(self) -> str:
         return str(self)
 
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        from symlab.notebook.reprs import pretty
+
+        pretty(self, printer, cycle)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        from symlab.notebook.reprs import mimebundle
+
+        return mimebundle(self, include, exclude)
+
 
 def _client_key(client: Client) -> tuple[int, int]:
     node, i = client

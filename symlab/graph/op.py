@@ -154,6 +154,11 @@ class Op:
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         printer.text(str(self))
 
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        from symlab.notebook.reprs import mimebundle
+
+        return mimebundle(self, include, exclude)
+
     @property
     def name(self) -> str:
         """The op's display name (seed 003: ``'Elemwise{mul,no_inplace}'``)."""

@@ -195,6 +195,11 @@ class Type:
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         printer.text(repr(self))
 
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        from symlab.notebook.reprs import mimebundle
+
+        return mimebundle(self, include, exclude)
+
 
 def _declares_props(cls: type) -> bool:
     """True if some class below ``Type`` in ``cls``'s MRO sets ``__props__``."""

@@ -17,5 +17,9 @@ This package must stay cheap to import: it does not import graphviz.
 """
 
 from symlab.printing.debugprint import char_from_number, debugprint
+from symlab.printing.pprint import pprint
+from symlab.printing.diagram import diagram
+from symlab.printing.pydotprint import pydotprint
 
 __all__ = ["char_from_number", "debugprint"]
+__all__ += ["diagram", "pprint", "pydotprint"]
