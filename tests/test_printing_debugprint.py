@@ -191,3 +191,19 @@ def test_deep_chain_depth_limit_prints_top_only():
         " | |TensorConstant{1} [id D]\n"
         " |TensorConstant{1} [id E]\n"
     )
+
+
+def test_print_shape_destroy_and_view_maps():
+    import symlab
+
+    x = st.tensor("float64", shape=(2, None), name="x")
+    text = debugprint(x.T * 2.0, file="str", print_shape=True, print_view_map=True)
+    assert "Elemwise{mul,no_inplace} [id A] shape=(?, 2) ''\n" in text
+    assert "DimShuffle{1,0} [id B] shape=(?, 2) '' -> view_map={0: [0]}" in text
+    assert "x [id C] shape=(2, ?)" in text
+    v = st.dvector("v")
+    f = symlab.function([symlab.In(v, mutable=True)], st.exp(v) + 1.0, mode="NUMPY")
+    destroyers = [n for n in f.maker.fgraph.toposort() if n.op.destroy_map]
+    text = debugprint(f, file="str", print_destroy_map=True)
+    assert destroyers and "destroy_map={0: [0]}" in text
+    assert f.maker.fgraph.dprint(file="str").startswith("Elemwise{")

@@ -351,6 +351,12 @@ class FunctionGraph:
     def clone(self, check_integrity: bool = True) -> FunctionGraph:
         return self.clone_get_equiv(check_integrity)[0]
 
+    def dprint(self, **kwargs: Any) -> Any:
+        """Print the graph as text (see :func:`symlab.printing.debugprint`)."""
+        from symlab.printing import debugprint
+
+        return debugprint(self, **kwargs)
+
     def __str__(self) -> str:
         return f"FunctionGraph({', '.join(str(o) for o in self.outputs)})"
 

@@ -91,6 +91,9 @@ def debugprint(
     print_type: bool = False,
     ids: str = "CHAR",
     stop_on_name: bool = False,
+    print_shape: bool = False,
+    print_destroy_map: bool = False,
+    print_view_map: bool = False,
 ) -> Any:
     """Print the graph(s) of ``obj`` as an indented tree.
 
@@ -115,6 +118,11 @@ def debugprint(
         (Python ``id()`` of the node or leaf) or ``""`` (no ids).
     stop_on_name
         do not print the inputs of a computed variable that has a name.
+    print_shape
+        add each variable's static shape: ``shape=(2, ?)``.
+    print_destroy_map, print_view_map
+        add the op's ``destroy_map`` / ``view_map`` when it has one: which
+        inputs an output overwrites, or is a view of.
 
     >>> import symlab.tensor as st
     >>> v = st.dvector("v")
@@ -188,12 +196,22 @@ def debugprint(
             if level:
                 path.append(segment)
             type_text = f"<{var.type}>" if print_type else ""
+            if print_shape:
+                shape = getattr(var.type, "shape", None)
+                if shape is not None:
+                    shown = ", ".join("?" if d is None else str(d) for d in shape)
+                    type_text += (" " if type_text else "") + f"shape=({shown}{',' if len(shape) == 1 else ''})"
             node = var.owner
             if node is not None:
                 label = str(node.op) if len(node.outputs) == 1 else f"{node.op}.{var.index}"
                 id_str, already = id_text(node)
                 name = var.name if var.name is not None else ""
-                parts = [label, id_str, type_text, f"'{name}'"]
+                maps = ""
+                if print_destroy_map and node.op.destroy_map:
+                    maps += f" -> destroy_map={dict(node.op.destroy_map)}"
+                if print_view_map and node.op.view_map:
+                    maps += f" -> view_map={dict(node.op.view_map)}"
+                parts = [label, id_str, type_text, f"'{name}'{maps}"]
                 position = f"   {topo[node]}" if node in topo else ""
                 write(prefix + " ".join(p for p in parts if p) + position + "\n")
                 if already or (stop_on_name and var.name is not None):
