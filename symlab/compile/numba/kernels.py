@@ -1,0 +1,127 @@
+"""How an op becomes Numba code: a registry from op class to *source* generator.
+
+Each node of an optimized graph becomes a :class:`Kernel`: Python source that
+defines one function (named ``name``) taking the node's input arrays in order
+and returning its output (or a tuple of outputs for several). The linker
+writes all the kernels of a graph, and one function that calls them in
+execution order, into one generated module, and compiles that function with
+Numba in nopython mode. Because the code is source in a file (not closures),
+Numba's disk cache can store it, and a new process compiling the same graph
+loads machine code instead of compiling.
+
+Rules for a kernel's source:
+
+* it must compile in Numba's nopython mode, and be decorated by nothing: the
+  linker adds ``@numba.njit(cache=..., ...)``;
+* it may use ``np``, ``math`` and ``numba`` (imported by the generated
+  module) and the names in :attr:`Kernel.globals`, which the generated
+  module defines at its top, each by a Python expression in source form (so
+  the module is self-contained and cacheable); static op parameters (axes,
+  dtypes, shapes, scalar constants) are written into the source as literals;
+* array constants are not written into the source: they are inputs of the
+  graph function, like the user's inputs;
+* it must never modify its inputs unless the op's ``destroy_map`` says so,
+  and must return new arrays or views exactly where the op's ``view_map``
+  allows it.
+
+An op without a kernel falls back to its Python ``perform`` (the linker warns,
+naming the op): results never silently change.
+
+>>> import symlab.tensor as st
+>>> from symlab.graph import Apply, Op
+>>> class Twice(Op):
+...     __props__ = ()
+...     def make_node(self, x):
+...         x = st.as_tensor_variable(x)
+...         return Apply(self, [x], [x.type()])
+>>> @register_kernel(Twice)
+... def _twice(op, node, name):
+...     return Kernel(name, f"def {name}(x):\n    return x * 2\n")
+>>> print(kernel_for(Twice()(st.dvector()).owner, "k0").source)
+def k0(x):
+    return x * 2
+<BLANKLINE>
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from symlab.graph.basic import Apply
+
+
+@dataclass
+class Kernel:
+    """The generated code of one node.
+
+    ``source`` defines ``def <name>(<one argument per input>)``; ``globals``
+    maps extra names used by ``source`` to the Python source of their value
+    (for example ``{"_axes": "(0, 2)"}``).
+    """
+
+    name: str
+    source: str
+    globals: dict[str, str] = field(default_factory=dict)
+
+
+class NoKernel(NotImplementedError):
+    """The op has no Numba kernel (the node will run its ``perform``)."""
+
+
+#: op class -> generator(op, node, name) -> Kernel
+_REGISTRY: dict[type, Callable[[Any, Apply, str], Kernel]] = {}
+
+
+def register_kernel(*op_classes: type) -> Callable:
+    """Decorator: ``@register_kernel(Elemwise)`` registers ``fn(op, node, name) -> Kernel``."""
+
+    def decorate(fn: Callable[[Any, Apply, str], Kernel]) -> Callable[[Any, Apply, str], Kernel]:
+        for cls in op_classes:
+            _REGISTRY[cls] = fn
+        return fn
+
+    return decorate
+
+
+def kernel_for(node: Apply, name: str) -> Kernel:
+    """The kernel of ``node`` named ``name``; :class:`NoKernel` if its op has none.
+
+    The most specific registered class in the op's MRO wins. A generator
+    may raise :class:`NoKernel` for cases it does not handle (an unusual
+    dtype, say).
+    """
+    _load_standard_kernels()
+    for cls in type(node.op).__mro__:
+        generator = _REGISTRY.get(cls)
+        if generator is not None:
+            return generator(node.op, node, name)
+    raise NoKernel(f"{node.op} has no Numba kernel")
+
+
+def has_kernel(node: Apply) -> bool:
+    _load_standard_kernels()
+    return any(cls in _REGISTRY for cls in type(node.op).__mro__)
+
+
+_loaded = False
+
+#: Modules that register the standard kernels (imported on first use).
+STANDARD_KERNEL_MODULES: tuple[str, ...] = ()
+
+
+def _load_standard_kernels() -> None:
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    import importlib
+    import importlib.util
+
+    for module in STANDARD_KERNEL_MODULES:
+        if importlib.util.find_spec(module) is not None:
+            importlib.import_module(module)
+
+
+__all__ = ["Kernel", "NoKernel", "STANDARD_KERNEL_MODULES", "has_kernel", "kernel_for", "register_kernel"]
