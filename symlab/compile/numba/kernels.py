@@ -1,4 +1,4 @@
-"""How an op becomes Numba code: a registry from op class to *source* generator.
+r"""How an op becomes Numba code: a registry from op class to *source* generator.
 
 Each node of an optimized graph becomes a :class:`Kernel`: Python source that
 defines one function (named ``name``) taking the node's input arrays in order
