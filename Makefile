@@ -1,7 +1,8 @@
 # symlab developer commands.
 #   make lab    - create/update .venv and start JupyterLab on notebooks/
 #   make test   - create/update .venv, then lint, unit tests, doctests and notebook checks
-#   make bench  - run benchmarks/run.py (if present)
+#   make bench  - install the `bench` extra (PyTensor), run benchmarks/run.py $(BENCH_ARGS)
+#                 (e.g. make bench BENCH_ARGS=--quick)
 
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
@@ -9,7 +10,7 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
-# Touched after a successful `pip install -e '.[dev]'`: the install re-runs only
+# Touched after a successful `pip install -e '.[dev,dask]'`: the install re-runs only
 # when pyproject.toml is newer than this file.
 STAMP  := $(VENV)/.symlab-installed
 PYTEST := $(PY) -m pytest -q -p no:cacheprovider
@@ -28,14 +29,14 @@ endef
 help:
 	@echo "make lab    - start JupyterLab on notebooks/ (creates .venv if needed)"
 	@echo "make test   - ruff, pytest tests/, doctests of symlab, nbval on notebooks/"
-	@echo "make bench  - run benchmarks/run.py"
+	@echo "make bench  - benchmarks against NumPy and PyTensor (BENCH_ARGS=--quick: a short smoke run)"
 
 $(PY):
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "symlab needs Python >= 3.11; run: make PYTHON=python3.11 ...")'
 	$(PYTHON) -m venv $(VENV)
 
 $(STAMP): pyproject.toml | $(PY)
-	$(PY) -m pip install -q -e '.[dev]'
+	$(PY) -m pip install -q -e '.[dev,dask]'
 	@touch $(STAMP)
 
 venv: $(STAMP)
@@ -82,12 +83,17 @@ test: $(STAMP) graphviz-dot
 	if [ -n "$$failed" ]; then echo "make test: FAILED:$$failed" >&2; exit 1; fi; \
 	echo "make test: all stages passed (lint, unit, doctest, nbval)"
 
-bench: $(STAMP)
-	@if [ -f benchmarks/run.py ]; then \
-		$(PY) benchmarks/run.py; \
-	else \
-		echo "benchmarks/run.py does not exist yet: nothing to run"; \
-	fi
+# Arguments of benchmarks/run.py, e.g. BENCH_ARGS=--quick or BENCH_ARGS="--workloads a,d --no-pytensor".
+BENCH_ARGS ?=
+# Touched after a successful `pip install -e '.[dev,bench]'` (the `bench` extra: PyTensor, to compare with).
+BENCH_STAMP := $(VENV)/.symlab-bench-installed
+
+$(BENCH_STAMP): pyproject.toml | $(PY)
+	$(PY) -m pip install -q -e '.[dev,bench]'
+	@touch $(BENCH_STAMP)
+
+bench: $(STAMP) $(BENCH_STAMP)
+	$(PY) benchmarks/run.py $(BENCH_ARGS)
 
 clean:
 	rm -rf build dist *.egg-info .pytest_cache .ruff_cache

@@ -15,6 +15,7 @@ Sum{acc_dtype=float64} [id A] ''
 """
 
 from symlab import compile, graph, printing, scalar, tensor
+from symlab import formats
 from symlab.compile import In, Out, function, get_mode, shared
 from symlab.config import config
 from symlab.gradient import grad
@@ -25,4 +26,4 @@ pprint = printing.pprint
 __version__ = "0.1.0"
 
 __all__ = ["config", "dprint", "pprint", "grad", "graph", "printing", "scalar", "tensor", "__version__"]
-__all__ += ["In", "Out", "compile", "function", "get_mode", "shared"]
+__all__ += ["In", "Out", "compile", "formats", "function", "get_mode", "shared"]
