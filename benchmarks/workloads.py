@@ -1,0 +1,417 @@
+"""The benchmark workloads of issue 8: graph builders for symlab and PyTensor, hand-written NumPy references, data.
+
+Each :class:`Workload` has
+
+``data()``
+    the input arrays (a fixed seed per workload, so every process sees the same numbers);
+``build_symlab()`` / ``build_pytensor()``
+    ``(inputs, outputs)``: the same graph built with ``symlab.tensor`` (and ``symlab.grad``) or
+    ``pytensor.tensor`` (and ``pytensor.grad``), ready for ``function(inputs, outputs, ...)``;
+``numpy(*arrays)``
+    the list of output arrays computed by hand with NumPy, gradients derived by hand.
+
+symlab and PyTensor are imported inside the builders only: importing this module imports NumPy
+and nothing else, so a benchmark worker can time ``import symlab`` itself.
+
+>>> w = WORKLOADS["elemwise_1e6"]
+>>> [a.shape for a in w.data()]
+[(1000000,), (1000000,)]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+Builder = Callable[[], tuple[list[Any], list[Any]]]
+
+
+@dataclass
+class Workload:
+    """One benchmark workload (see the module's docstring)."""
+
+    name: str
+    group: str  # "a".."e" as in the issue, or "x+y" for the small fixed-cost workload
+    description: str
+    data: Callable[[], list[np.ndarray]]
+    build_symlab: Builder
+    build_pytensor: Builder
+    numpy: Callable[..., list[np.ndarray]]
+    #: Tolerances of the correctness check (compiled result against ``numpy``).
+    rtol: float = 1e-7
+    atol: float = 1e-10
+    params: dict[str, Any] = field(default_factory=dict)
+    #: Small inputs of the same types (the compile timing's first call: code compiled lazily at the first
+    #: call is compiled then, at a negligible cost of computing). ``None``: ``data``.
+    probe: Callable[[], list[np.ndarray]] | None = None
+
+
+def _rng(seed: int) -> np.random.Generator:
+    return np.random.default_rng(seed)
+
+
+# -- (a) elemwise chain: exp(-x**2)*sin(y) + log1p(x*x)*0.5 -------------------------------------------------------------
+
+
+def _elemwise_expr(m: Any, x: Any, y: Any) -> Any:
+    return m.exp(-(x**2)) * m.sin(y) + m.log1p(x * x) * 0.5
+
+
+def elemwise_workload(n: int, label: str) -> Workload:
+    def data() -> list[np.ndarray]:
+        rng = _rng(1)
+        return [rng.standard_normal(n), rng.standard_normal(n)]
+
+    def build_symlab() -> tuple[list[Any], list[Any]]:
+        import symlab.tensor as st
+
+        x, y = st.dvector("x"), st.dvector("y")
+        return [x, y], [_elemwise_expr(st, x, y)]
+
+    def build_pytensor() -> tuple[list[Any], list[Any]]:
+        import pytensor.tensor as pt
+
+        x, y = pt.dvector("x"), pt.dvector("y")
+        return [x, y], [_elemwise_expr(pt, x, y)]
+
+    def reference(x: np.ndarray, y: np.ndarray) -> list[np.ndarray]:
+        return [np.exp(-(x**2)) * np.sin(y) + np.log1p(x * x) * 0.5]
+
+    return Workload(
+        f"elemwise_{label}",
+        "a",
+        f"exp(-x**2)*sin(y) + log1p(x*x)*0.5, {n:,} float64",
+        data,
+        build_symlab,
+        build_pytensor,
+        reference,
+        params={"n": n},
+    )
+
+
+# -- (b) logistic regression: loss and its gradients ---------------------------------------------------------------------
+
+
+def logreg_workload(n: int = 10_000, d: int = 100) -> Workload:
+    def data() -> list[np.ndarray]:
+        rng = _rng(2)
+        X = rng.standard_normal((n, d))
+        w_true = rng.standard_normal(d)
+        y = (X @ w_true + rng.standard_normal(n) > 0).astype(np.float64)
+        w = rng.standard_normal(d) * 0.1
+        b = np.array(0.1)
+        return [X, y, w, b]
+
+    def graph(m: Any, grad: Any, X: Any, y: Any, w: Any, b: Any) -> list[Any]:
+        p = m.sigmoid(m.dot(X, w) + b)
+        loss = -m.mean(y * m.log(p) + (1.0 - y) * m.log(1.0 - p))
+        gw, gb = grad(loss, [w, b])
+        return [loss, gw, gb]
+
+    def build_symlab() -> tuple[list[Any], list[Any]]:
+        import symlab
+        import symlab.tensor as st
+
+        X, y, w, b = st.dmatrix("X"), st.dvector("y"), st.dvector("w"), st.dscalar("b")
+        return [X, y, w, b], graph(st, symlab.grad, X, y, w, b)
+
+    def build_pytensor() -> tuple[list[Any], list[Any]]:
+        import pytensor
+        import pytensor.tensor as pt
+
+        X, y, w, b = pt.dmatrix("X"), pt.dvector("y"), pt.dvector("w"), pt.dscalar("b")
+        return [X, y, w, b], graph(pt, pytensor.grad, X, y, w, b)
+
+    def reference(X: np.ndarray, y: np.ndarray, w: np.ndarray, b: np.ndarray) -> list[np.ndarray]:
+        z = X @ w + b
+        p = 1.0 / (1.0 + np.exp(-z))
+        loss = -np.mean(y * np.log(p) + (1.0 - y) * np.log(1.0 - p))
+        gz = (p - y) / len(y)  # d loss / d z
+        return [np.asarray(loss), X.T @ gz, np.asarray(gz.sum())]
+
+    return Workload(
+        "logreg",
+        "b",
+        f"logistic regression loss + grad (w, b), X {n}x{d}",
+        data,
+        build_symlab,
+        build_pytensor,
+        reference,
+        rtol=1e-6,
+        params={"n": n, "d": d},
+    )
+
+
+# -- (c) 2-layer MLP, softmax cross-entropy, forward and backward -------------------------------------------------------
+
+
+def mlp_workload(batch: int = 256, n_in: int = 784, n_hidden: int = 256, n_out: int = 10) -> Workload:
+    def data() -> list[np.ndarray]:
+        rng = _rng(3)
+        X = rng.standard_normal((batch, n_in))
+        Y = np.eye(n_out)[rng.integers(0, n_out, batch)]
+        W1 = rng.standard_normal((n_in, n_hidden)) * np.sqrt(2.0 / n_in)
+        b1 = np.zeros(n_hidden) + 0.01
+        W2 = rng.standard_normal((n_hidden, n_out)) * np.sqrt(1.0 / n_hidden)
+        b2 = np.zeros(n_out)
+        return [X, Y, W1, b1, W2, b2]
+
+    def graph(m: Any, grad: Any, X: Any, Y: Any, W1: Any, b1: Any, W2: Any, b2: Any) -> list[Any]:
+        h = m.maximum(m.dot(X, W1) + b1, 0.0)
+        logits = m.dot(h, W2) + b2
+        loss = -m.mean(m.sum(Y * m.log_softmax(logits, axis=1), axis=1))
+        return [loss, *grad(loss, [W1, b1, W2, b2])]
+
+    def build_symlab() -> tuple[list[Any], list[Any]]:
+        import symlab
+        import symlab.tensor as st
+
+        ins = [st.dmatrix("X"), st.dmatrix("Y"), st.dmatrix("W1"), st.dvector("b1"), st.dmatrix("W2"), st.dvector("b2")]
+        return ins, graph(st, symlab.grad, *ins)
+
+    def build_pytensor() -> tuple[list[Any], list[Any]]:
+        import pytensor
+        import pytensor.tensor as pt
+        from pytensor.tensor.special import log_softmax
+
+        ins = [pt.dmatrix("X"), pt.dmatrix("Y"), pt.dmatrix("W1"), pt.dvector("b1"), pt.dmatrix("W2"), pt.dvector("b2")]
+
+        class M:  # pytensor.tensor with log_softmax, which lives in pytensor.tensor.special
+            def __getattr__(self, name: str) -> Any:
+                return log_softmax if name == "log_softmax" else getattr(pt, name)
+
+        return ins, graph(M(), pytensor.grad, *ins)
+
+    def reference(*arrays: np.ndarray) -> list[np.ndarray]:
+        X, Y, W1, b1, W2, b2 = arrays
+        a = X @ W1 + b1
+        h = np.maximum(a, 0.0)
+        logits = h @ W2 + b2
+        shifted = logits - logits.max(axis=1, keepdims=True)
+        log_sm = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+        loss = -np.mean(np.sum(Y * log_sm, axis=1))
+        d_logits = (np.exp(log_sm) - Y) / X.shape[0]
+        gW2 = h.T @ d_logits
+        gb2 = d_logits.sum(axis=0)
+        d_a = (d_logits @ W2.T) * (a > 0)
+        gW1 = X.T @ d_a
+        gb1 = d_a.sum(axis=0)
+        return [np.asarray(loss), gW1, gb1, gW2, gb2]
+
+    return Workload(
+        "mlp",
+        "c",
+        f"MLP {n_in}-{n_hidden}-{n_out}, batch {batch}, loss + 4 grads",
+        data,
+        build_symlab,
+        build_pytensor,
+        reference,
+        rtol=1e-6,
+        atol=1e-9,
+        params={"batch": batch, "sizes": [n_in, n_hidden, n_out]},
+    )
+
+
+# -- (d) softmax along axis 1 --------------------------------------------------------------------------------------------
+
+
+def softmax_workload(n: int = 1000) -> Workload:
+    def data() -> list[np.ndarray]:
+        return [_rng(4).standard_normal((n, n)) * 3.0]
+
+    def build_symlab() -> tuple[list[Any], list[Any]]:
+        import symlab.tensor as st
+
+        x = st.dmatrix("x")
+        return [x], [st.softmax(x, axis=1)]
+
+    def build_pytensor() -> tuple[list[Any], list[Any]]:
+        import pytensor.tensor as pt
+        from pytensor.tensor.special import softmax
+
+        x = pt.dmatrix("x")
+        return [x], [softmax(x, axis=1)]
+
+    def reference(x: np.ndarray) -> list[np.ndarray]:
+        e = np.exp(x - x.max(axis=1, keepdims=True))
+        return [e / e.sum(axis=1, keepdims=True)]
+
+    return Workload(
+        "softmax",
+        "d",
+        f"softmax of {n}x{n} along axis 1",
+        data,
+        build_symlab,
+        build_pytensor,
+        reference,
+        params={"n": n},
+    )
+
+
+# -- (e) long chains of elemwise nodes with repeated subexpressions ------------------------------------------------------
+
+
+def _chain_step(m: Any, a: Any, b: Any, x: Any) -> tuple[Any, Any]:
+    """One step of the chain; each subexpression is built twice (the rewrites must merge them).
+
+    A contraction (Lipschitz constant below 1), so rounding differences do not grow along the chain.
+    """
+    s1 = m.sin(a) * 0.5
+    s2 = m.sin(a) * 0.5  # repeated
+    c1 = m.cos(b) * 0.25
+    c2 = m.cos(b) * 0.25  # repeated
+    return m.tanh(s1 + c2 + x) * 0.9, (s2 - c1) * 0.9
+
+
+def _chain_steps(m: Any, nodes: int, a: Any, b: Any, x: Any) -> tuple[Any, Any]:
+    for _ in range(nodes // CHAIN_NODES_PER_STEP):
+        a, b = _chain_step(m, a, b, x)
+    return a, b
+
+
+#: Elemwise nodes one chain step adds: 4 sin/cos, 4 mul by constants, 2 add, tanh, 2 mul by 0.9, sub (and 6
+#: DimShuffles broadcasting the constants: 20 graph nodes a step).
+CHAIN_NODES_PER_STEP = 14
+
+
+def chain_workload(nodes: int, size: int = 1000) -> Workload:
+    def data() -> list[np.ndarray]:
+        rng = _rng(5)
+        return [rng.standard_normal(size), rng.standard_normal(size), rng.standard_normal(size) * 0.1]
+
+    def build_symlab() -> tuple[list[Any], list[Any]]:
+        import symlab.tensor as st
+
+        a, b, x = st.dvector("a"), st.dvector("b"), st.dvector("x")
+        return [a, b, x], [st.add(*_chain_steps(st, nodes, a, b, x))]
+
+    def build_pytensor() -> tuple[list[Any], list[Any]]:
+        import pytensor.tensor as pt
+
+        a, b, x = pt.dvector("a"), pt.dvector("b"), pt.dvector("x")
+        return [a, b, x], [pt.add(*_chain_steps(pt, nodes, a, b, x))]
+
+    def reference(a: np.ndarray, b: np.ndarray, x: np.ndarray) -> list[np.ndarray]:
+        for _ in range(nodes // CHAIN_NODES_PER_STEP):  # each repeated subexpression computed once, as by hand
+            s = np.sin(a) * 0.5
+            c = np.cos(b) * 0.25
+            a, b = np.tanh(s + c + x) * 0.9, (s - c) * 0.9
+        return [a + b]
+
+    return Workload(
+        f"chain_{nodes}",
+        "e",
+        f"chain of {nodes:,} elemwise nodes (half repeated), {size} float64",
+        data,
+        build_symlab,
+        build_pytensor,
+        reference,
+        rtol=1e-6,
+        atol=1e-9,
+        params={"nodes": nodes, "size": size},
+    )
+
+
+# -- x + y on 10 elements: fixed costs (first result in a fresh process, call overhead) -----------------------------------
+
+
+def add_workload(n: int = 10) -> Workload:
+    def data() -> list[np.ndarray]:
+        rng = _rng(6)
+        return [rng.standard_normal(n), rng.standard_normal(n)]
+
+    def build_symlab() -> tuple[list[Any], list[Any]]:
+        import symlab.tensor as st
+
+        x, y = st.dvector("x"), st.dvector("y")
+        return [x, y], [x + y]
+
+    def build_pytensor() -> tuple[list[Any], list[Any]]:
+        import pytensor.tensor as pt
+
+        x, y = pt.dvector("x"), pt.dvector("y")
+        return [x, y], [x + y]
+
+    def reference(x: np.ndarray, y: np.ndarray) -> list[np.ndarray]:
+        return [x + y]
+
+    return Workload(
+        "add10",
+        "x+y",
+        f"x + y, {n} float64 (fixed costs)",
+        data,
+        build_symlab,
+        build_pytensor,
+        reference,
+        params={"n": n},
+    )
+
+
+def all_workloads() -> dict[str, Workload]:
+    """The workloads of the benchmark, by name, at the sizes of the issue."""
+    small = {w.group: w for w in small_workloads().values()}
+    ws = [
+        elemwise_workload(1_000_000, "1e6"),
+        elemwise_workload(10_000_000, "1e7"),
+        logreg_workload(),
+        mlp_workload(),
+        softmax_workload(),
+        chain_workload(2_000),
+        chain_workload(10_000),
+        add_workload(),
+    ]
+    for w in ws:
+        w.probe = small[w.group].data
+    return {w.name: w for w in ws}
+
+
+def small_workloads() -> dict[str, Workload]:
+    """The same workloads at small sizes (for the smoke test)."""
+    ws = [
+        elemwise_workload(1000, "small"),
+        logreg_workload(50, 7),
+        mlp_workload(8, 12, 6, 3),
+        softmax_workload(9),
+        chain_workload(140, size=5),
+        add_workload(),
+    ]
+    return {w.name: w for w in ws}
+
+
+def count_nodes(outputs: list[Any]) -> int:
+    """Apply nodes of a symlab or PyTensor graph (before any rewriting)."""
+    seen: set[int] = set()
+    stack = [o.owner for o in outputs if o.owner is not None]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        stack.extend(i.owner for i in node.inputs if i.owner is not None)
+    return len(seen)
+
+
+def compare(results: list[Any], expected: list[np.ndarray], rtol: float, atol: float) -> dict[str, Any]:
+    """``{"ok", "max_abs_err", "problems"}`` of compiled results against the NumPy reference."""
+    problems: list[str] = []
+    max_err = 0.0
+    if len(results) != len(expected):
+        return {"ok": False, "max_abs_err": None, "problems": [f"{len(results)} outputs, expected {len(expected)}"]}
+    for k, (got, want) in enumerate(zip(results, expected)):
+        got = np.asarray(got)
+        if got.shape != want.shape:
+            problems.append(f"output {k}: shape {got.shape}, expected {want.shape}")
+            continue
+        if got.size:
+            max_err = max(max_err, float(np.max(np.abs(got - want))))
+        if not np.allclose(got, want, rtol=rtol, atol=atol):
+            problems.append(f"output {k}: values differ (max abs err {float(np.max(np.abs(got - want))):.3g})")
+    return {"ok": not problems, "max_abs_err": max_err, "problems": problems}
+
+
+WORKLOADS = all_workloads()
+
+__all__ = ["WORKLOADS", "Workload", "all_workloads", "compare", "count_nodes", "small_workloads"]
