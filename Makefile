@@ -1,7 +1,7 @@
 # symlab developer commands.
 #   make lab    - create/update .venv and start JupyterLab on notebooks/
 #   make test   - create/update .venv, then lint, unit tests, doctests and notebook checks
-#   make bench  - install the `bench` extra (PyTensor), run benchmarks/run.py $(BENCH_ARGS)
+#   make bench  - in .venv-bench (with the `bench` extra: PyTensor), run benchmarks/run.py $(BENCH_ARGS)
 #                 (e.g. make bench BENCH_ARGS=--quick)
 
 SHELL := /bin/bash
@@ -85,15 +85,23 @@ test: $(STAMP) graphviz-dot
 
 # Arguments of benchmarks/run.py, e.g. BENCH_ARGS=--quick or BENCH_ARGS="--workloads a,d --no-pytensor".
 BENCH_ARGS ?=
-# Touched after a successful `pip install -e '.[dev,bench]'` (the `bench` extra: PyTensor, to compare with).
-BENCH_STAMP := $(VENV)/.symlab-bench-installed
+# The benchmarks run in their own venv with the `bench` extra (PyTensor). PyTensor pins an
+# older Numba, so installing it into .venv would change what `make test` runs; in
+# .venv-bench symlab and PyTensor also compile with the same Numba, which keeps the
+# comparison fair.
+BENCH_VENV  := .venv-bench
+BENCH_PY    := $(BENCH_VENV)/bin/python
+BENCH_STAMP := $(BENCH_VENV)/.symlab-bench-installed
 
-$(BENCH_STAMP): pyproject.toml | $(PY)
-	$(PY) -m pip install -q -e '.[dev,bench]'
+$(BENCH_PY):
+	$(PYTHON) -m venv $(BENCH_VENV)
+
+$(BENCH_STAMP): pyproject.toml | $(BENCH_PY)
+	$(BENCH_PY) -m pip install -q -e '.[dev,bench]'
 	@touch $(BENCH_STAMP)
 
-bench: $(STAMP) $(BENCH_STAMP)
-	$(PY) benchmarks/run.py $(BENCH_ARGS)
+bench: $(BENCH_STAMP)
+	$(BENCH_PY) benchmarks/run.py $(BENCH_ARGS)
 
 clean:
 	rm -rf build dist *.egg-info .pytest_cache .ruff_cache

@@ -132,3 +132,14 @@ def client():
 def test_distributed_scheduler_gives_the_compiled_values(client, name):
     f, values = compiled_corpus()[name]
     assert_same(dask_compute(f, *values, scheduler=client), f(*values))
+
+
+@pytest.mark.numba
+def test_numba_functions_run_their_compiled_kernels_on_dask():
+    x = T.dvector("x")
+    f = symlab.function([x], [T.exp(x) * 2.0 + x, x.sum()], mode="NUMBA")
+    graph = to_dask(f)
+    kinds = {type(task[0]) for task in graph.dsk.values() if isinstance(task, tuple) and callable(task[0])}
+    assert KernelTask in kinds and PerformTask not in kinds
+    value = np.arange(4.0)
+    assert_same(dask_compute(f, value, scheduler=threaded.get), f(value))

@@ -10,7 +10,11 @@ execution order:
   ``destroy_map`` declares;
 * ``perform`` is run a second time, on fresh copies of the inputs, and must
   give the same values (``Type.values_eq_approx``);
-* ``infer_shape`` must give the shapes ``perform`` produced.
+* ``infer_shape`` must give the shapes ``perform`` produced;
+* the node's Numba kernel, compiled alone
+  (:func:`symlab.compile.numba.linker.compile_node`), run on fresh copies of
+  the inputs, must give ``perform``'s values (``values_eq_approx``); an op
+  without a kernel is skipped.
 
 Then the protected inputs must be unchanged, and every output must match the
 unoptimized graph's value (``values_eq_approx``). When it does not, the rewrite
@@ -130,8 +134,10 @@ class DebugRunner(NumpyRunner):
         check_infer_shape: bool = True,
         check_views: bool = True,
         check_rewrites: bool = True,
+        check_numba: bool = True,
     ) -> None:
         super().__init__(fgraph, borrow_outputs)
+        self.check_numba = check_numba
         self.trace = trace
         self.check_perform_twice = check_perform_twice
         self.check_infer_shape = check_infer_shape
@@ -184,6 +190,8 @@ class DebugRunner(NumpyRunner):
                 self._check_twice(k, node, originals, results)
             if self.check_infer_shape:
                 self._check_shapes(k, node, originals, results)
+            if self.check_numba:
+                self._check_numba(k, node, originals, results)
 
     def _where(self, k: int, node: Apply) -> str:
         text = f"node {k} ({node})"
@@ -235,6 +243,34 @@ class DebugRunner(NumpyRunner):
                 raise BadThunkOutput(
                     f"DebugMode: {self._where(k, node)}: two runs of perform on the same inputs disagree on "
                     f"output {j}: first {show_value(first)}, second {show_value(cell[0])}"
+                )
+
+    def _check_numba(self, k: int, node: Apply, originals: list[Any], results: list[Any]) -> None:
+        from symlab.compile.numba.kernels import NoKernel
+        from symlab.compile.numba.linker import compile_node
+
+        try:
+            run = compile_node(node)
+        except NoKernel:
+            return
+        except Exception as err:
+            raise BadThunkOutput(
+                f"DebugMode: {self._where(k, node)}: its Numba kernel does not compile: {type(err).__name__}: {err}"
+            ) from err
+        fresh = [copy_value(a) for a in originals]
+        try:
+            got = run(*fresh)
+        except Exception as err:
+            raise BadThunkOutput(
+                f"DebugMode: {self._where(k, node)}: its Numba kernel raised {type(err).__name__}: {err} where "
+                f"perform gave {', '.join(show_value(r) for r in results)}"
+            ) from err
+        for j, (out, expected, value) in enumerate(zip(node.outputs, results, got)):
+            value = np.asarray(value)
+            if value.dtype != np.asarray(expected).dtype or not out.type.values_eq_approx(expected, value):
+                raise BadThunkOutput(
+                    f"DebugMode: {self._where(k, node)}: its Numba kernel and perform disagree on output {j}: "
+                    f"perform {show_value(expected)}, Numba {show_value(value)}"
                 )
 
     def _check_shapes(self, k: int, node: Apply, originals: list[Any], results: list[Any]) -> None:

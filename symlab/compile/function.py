@@ -168,6 +168,13 @@ class FunctionMaker:
             stats.graph_seconds = graph_done - started
             stats.rewrite_seconds = rewrite_done - graph_done
             stats.codegen_seconds = done - rewrite_done
+            info = getattr(self.runner, "compile_info", None)  # the Numba backend's compile numbers
+            if info is not None:
+                stats.numba_compile_seconds = info.numba_compile_seconds
+                stats.cache_load_seconds = info.cache_load_seconds
+                stats.codegen_seconds -= info.numba_compile_seconds + info.cache_load_seconds
+                stats.cache_hit = info.cache_hit
+                stats.cache_miss_reason = info.miss_reason
             stats.set_nodes(self.runner.nodes)
             self.runner.profile = stats
             self.profile = stats

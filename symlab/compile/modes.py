@@ -5,8 +5,9 @@ names, tags or phases of :mod:`symlab.rewriting.db`) and a linker name.
 The predefined modes, by name:
 
 ``"NUMBA"`` (the default)
-    ``fast_run`` rewrites, then the Numba backend. Until the Numba backend
-    lands, its linker runs the NumPy backend; the interface is final.
+    ``fast_run`` rewrites, then the Numba backend
+    (:class:`~symlab.compile.numba.linker.NumbaLinker`; Numba is imported on
+    the first compile).
 ``"FAST_COMPILE"``
     the few ``fast_compile`` rewrites, NumPy backend.
 ``"NUMPY"``
@@ -32,15 +33,7 @@ from typing import Any
 from symlab.compile.debugmode import DebugLinker
 from symlab.compile.linker_numpy import NumpyLinker
 from symlab.compile.nanguard import NanGuardLinker
-
-
-class NumbaLinker(NumpyLinker):
-    """The linker named ``"numba"``: the NumPy backend until the Numba backend lands (issue 8)."""
-
-    name = "numba"
-    #: True while this linker runs the NumPy backend in place of compiled Numba code.
-    falls_back_to_numpy = True
-
+from symlab.compile.numba.linker import NumbaLinker
 
 #: Linker classes by name; a backend registers itself here with :func:`register_linker`.
 LINKERS: dict[str, type] = {"numpy": NumpyLinker, "numba": NumbaLinker}
@@ -111,7 +104,8 @@ class DebugMode(Mode):
     """``fast_run`` rewrites, run by :class:`~symlab.compile.debugmode.DebugRunner` with its checks.
 
     Each check can be turned off: ``check_perform_twice``, ``check_infer_shape``,
-    ``check_views``, ``check_rewrites``.
+    ``check_views``, ``check_rewrites``, ``check_numba`` (each node's Numba kernel
+    against its ``perform``).
     """
 
     def __init__(
@@ -123,9 +117,11 @@ class DebugMode(Mode):
         check_infer_shape: bool = True,
         check_views: bool = True,
         check_rewrites: bool = True,
+        check_numba: bool = True,
     ) -> None:
         super().__init__("debug", include, exclude, name)
         self.checks = {
+            "check_numba": check_numba,
             "check_perform_twice": check_perform_twice,
             "check_infer_shape": check_infer_shape,
             "check_views": check_views,

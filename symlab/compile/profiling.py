@@ -56,6 +56,10 @@ class ProfileStats:
     codegen_seconds: float = 0.0
     numba_compile_seconds: float = 0.0
     cache_load_seconds: float = 0.0
+    #: Numba backend: True if the machine code came from the disk cache, False if compiled, None otherwise.
+    cache_hit: bool | None = None
+    #: Numba backend: why the disk cache could not give the machine code (None on a hit).
+    cache_miss_reason: str | None = None
     # -- calls -----------------------------------------------------------------
     calls: int = 0
     call_seconds: float = 0.0
@@ -105,6 +109,8 @@ class ProfileStats:
         lines = [f"Function profile: {self.name} (mode {self.mode}, linker {self.linker})"]
         lines.append(f"  compile time {self.compile_seconds:.6f}s")
         lines.extend(_parts(self.compile_parts(), self.compile_seconds))
+        if self.cache_hit is not None:
+            lines.append("    disk cache: hit" if self.cache_hit else f"    disk cache: miss ({self.cache_miss_reason})")
         lines.append(f"  {self.calls} call{'s' if self.calls != 1 else ''}, {self.call_seconds:.6f}s in total")
         lines.extend(_parts(self.call_parts(), self.call_seconds))
         if self.nodes:

@@ -64,6 +64,8 @@ class Kernel:
     name: str
     source: str
     globals: dict[str, str] = field(default_factory=dict)
+    #: Extra ``numba.njit`` options for the function ``name`` (``{"parallel": True}``).
+    jit_options: dict[str, Any] = field(default_factory=dict)
 
 
 class NoKernel(NotImplementedError):
@@ -108,7 +110,17 @@ def has_kernel(node: Apply) -> bool:
 _loaded = False
 
 #: Modules that register the standard kernels (imported on first use).
-STANDARD_KERNEL_MODULES: tuple[str, ...] = ()
+STANDARD_KERNEL_MODULES: tuple[str, ...] = (
+    "symlab.compile.numba.kernels_subtensor",
+    "symlab.compile.numba.kernels_join",
+    "symlab.compile.numba.kernels_alloc",
+    "symlab.compile.numba.kernels_special",
+    "symlab.compile.numba.kernels_reduction_extra",
+    "symlab.compile.numba.kernels_elemwise",
+    "symlab.compile.numba.kernels_reduction",
+    "symlab.compile.numba.kernels_products",
+    "symlab.compile.numba.kernels_shape",
+)
 
 
 def _load_standard_kernels() -> None:

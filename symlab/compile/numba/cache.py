@@ -1,0 +1,199 @@
+"""The disk cache of generated graph modules and of Numba's machine code for them.
+
+A graph's generated module (see :mod:`symlab.compile.numba.linker`) is
+written to ``<dir>/<key>/graph_<key>.py`` and imported from that path, so
+Numba's own ``cache=True`` stores the compiled code in the ``__pycache__``
+folder beside it. ``<dir>`` is ``~/.cache/symlab`` unless ``SYMLAB_CACHE_DIR``
+says otherwise; ``<key>`` is a stable hash of the generated source, Numba's
+and Python's versions and the CPU name, so a new process compiling the same
+graph finds the same entry.
+
+Every load checks the entry first: a module file that does not hold exactly
+the expected source, or a Numba index or data file that cannot be read, is a
+*corrupted entry*: the entry's files are removed and rebuilt, never trusted.
+Files are written atomically (a temporary file, then ``os.replace``), so a
+reader never sees half a file.
+
+>>> key = cache_key("def graph_fn():\\n    return ()\\n")
+>>> len(key), key == cache_key("def graph_fn():\\n    return ()\\n")
+(24, True)
+>>> key == cache_key("def graph_fn():\\n    return (1,)\\n")
+False
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import pickle
+import pickletools
+import platform
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+
+log = logging.getLogger("symlab.cache")
+
+#: Miss reasons (``CacheEntry.miss_reason``).
+NEW_KEY = "new key: this graph was never compiled with this cache directory"
+INDEX_MISSING = "numba cache index missing"
+STALE = "numba cache index stale: Numba recompiled"
+CORRUPTED = "corrupted entry"
+
+
+def cache_dir() -> Path:
+    """The cache directory: ``$SYMLAB_CACHE_DIR`` if set, else ``~/.cache/symlab``."""
+    env = os.environ.get("SYMLAB_CACHE_DIR")
+    return Path(env).expanduser() if env else Path.home() / ".cache" / "symlab"
+
+
+def _environment() -> str:
+    import numba
+
+    try:
+        import llvmlite.binding as ll
+
+        cpu = ll.get_host_cpu_name()
+    except Exception:  # pragma: no cover - an unusual llvmlite
+        cpu = platform.machine()
+    return f"numba {numba.__version__}; python {sys.version_info[:3]}; cpu {cpu}"
+
+
+_ENV: str | None = None
+
+
+def cache_key(source: str) -> str:
+    """A stable hash of ``source`` and of the versions and CPU that compile it (24 hex digits)."""
+    global _ENV
+    if _ENV is None:
+        _ENV = _environment()
+    return hashlib.sha256(f"{_ENV}\n{source}".encode()).hexdigest()[:24]
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file in the same folder and ``os.replace``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+@dataclass
+class CacheEntry:
+    """One graph's cache entry: where it is and what loading it found."""
+
+    key: str
+    folder: Path
+    module_path: Path
+    #: The reason the entry cannot give compiled code, or None if it may (decided before compiling).
+    miss_reason: str | None = None
+
+    @property
+    def pycache(self) -> Path:
+        return self.folder / "__pycache__"
+
+    def index_files(self) -> list[Path]:
+        return sorted(self.pycache.glob("*.nbi")) if self.pycache.is_dir() else []
+
+    def has_index(self, function: str = "graph_fn") -> bool:
+        stem = f"{self.module_path.stem}.{function}-"
+        return any(p.name.startswith(stem) for p in self.index_files())
+
+    def wipe_compiled(self) -> None:
+        """Remove Numba's files of this entry (they will be rebuilt)."""
+        shutil.rmtree(self.pycache, ignore_errors=True)
+
+
+def check_numba_files(entry: CacheEntry) -> str | None:
+    """A description of the first unreadable Numba index or data file of ``entry``, or None."""
+    for index in entry.index_files():
+        try:
+            with open(index, "rb") as f:
+                pickle.load(f)  # numba's version
+                _stamp, overloads = pickle.loads(f.read())
+            for name in dict(overloads).values():
+                # Walk the data file's pickle opcodes without building its objects (they
+                # refer to the graph's module, not imported yet): garbage or truncation fails.
+                with open(entry.pycache / name, "rb") as f:
+                    for _ in pickletools.genops(f.read()):
+                        pass
+        except Exception as err:  # any failure means the files cannot be trusted
+            return f"{index.name} (or its data file) is unreadable: {type(err).__name__}: {err}"
+    return None
+
+
+def prepare_entry(source: str, key: str | None = None, directory: Path | None = None) -> CacheEntry:
+    """Find or create the entry of ``source``; check it, repair it, and set ``miss_reason``."""
+    key = key or cache_key(source)
+    folder = (directory or cache_dir()) / key
+    entry = CacheEntry(key, folder, folder / f"graph_{key}.py")
+    data = source.encode()
+    try:
+        existing = entry.module_path.read_bytes()
+    except FileNotFoundError:
+        existing = None
+    if existing is None:
+        entry.miss_reason = NEW_KEY
+        entry.wipe_compiled()
+        write_atomic(entry.module_path, data)
+    elif existing != data:
+        entry.miss_reason = f"{CORRUPTED}: the module file {entry.module_path.name} does not hold the generated source"
+        entry.wipe_compiled()
+        write_atomic(entry.module_path, data)
+    else:
+        problem = check_numba_files(entry)
+        if problem is not None:
+            entry.miss_reason = f"{CORRUPTED}: {problem}"
+            entry.wipe_compiled()
+        elif not entry.has_index():
+            entry.miss_reason = INDEX_MISSING
+    if entry.miss_reason is not None:
+        log.debug("symlab cache: entry %s: %s", key, entry.miss_reason)
+    return entry
+
+
+def import_entry(entry: CacheEntry, fresh: bool = False) -> ModuleType:
+    """Import the entry's module from its path (reused from ``sys.modules`` unless ``fresh``)."""
+    name = f"symlab_graph_{entry.key}"
+    module = sys.modules.get(name)
+    if module is not None and not fresh:
+        return module
+    # Compiled from the source (no .pyc), with the file's path as its name: Numba's cache
+    # locator finds the file, and its cache goes to the __pycache__ beside it.
+    source = entry.module_path.read_text()
+    module = ModuleType(name)
+    module.__file__ = str(entry.module_path)
+    sys.modules[name] = module
+    try:
+        exec(compile(source, str(entry.module_path), "exec"), module.__dict__)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    return module
+
+
+__all__ = [
+    "CORRUPTED",
+    "INDEX_MISSING",
+    "NEW_KEY",
+    "STALE",
+    "CacheEntry",
+    "cache_dir",
+    "cache_key",
+    "check_numba_files",
+    "import_entry",
+    "prepare_entry",
+    "write_atomic",
+]

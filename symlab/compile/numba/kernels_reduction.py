@@ -1,0 +1,90 @@
+"""Numba kernels of the reductions ``Sum Prod Max Min All Any``.
+
+One nested loop per input dimension, in C order (the input is read once,
+in memory order for C-contiguous data), accumulating into the output
+(reduced axes dropped). Sums and products of floats accumulate in float64
+when the output is float32; the output dtype is exactly the node's. ``Max``
+and ``Min`` propagate NaN like NumPy and raise ``ValueError`` on an empty
+reduction, as NumPy does.
+
+>>> import symlab.tensor as st
+>>> x = st.dmatrix("x")
+>>> print(kernel_for(x.sum(axis=0).owner, "k").source)
+def k(a):
+    acc = np.full((a.shape[1],), 0, np.float64)
+    for j0 in range(a.shape[0]):
+        for j1 in range(a.shape[1]):
+            acc[j1] = acc[j1] + a[j0, j1]
+    return acc.astype(np.float64)
+<BLANKLINE>
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from symlab.compile.numba.kernels import Kernel, NoKernel, kernel_for, register_kernel
+from symlab.graph.basic import Apply
+from symlab.tensor.reduction import All, Any, Max, Min, Prod, Reduce, Sum
+
+
+def _np_type(dtype: str) -> str:
+    return "np.bool_" if dtype == "bool" else f"np.{dtype}"
+
+
+@register_kernel(Sum, Prod, Max, Min, All, Any)
+def reduce_kernel(op: Reduce, node: Apply, name: str) -> Kernel:
+    """The loop kernel of a reduction node."""
+    x = node.inputs[0]
+    out_dtype = node.outputs[0].type.dtype
+    for dt in (x.type.dtype, out_dtype):
+        if np.dtype(dt).kind not in "biuf" or dt == "float16":
+            raise NoKernel(f"{op}: dtype {dt} is not supported by the Numba kernels")
+    nd = x.type.ndim
+    axes = set(op.reduced_axes(nd))
+    kept = [d for d in range(nd) if d not in axes]
+    acc_dtype = "float64" if out_dtype == "float32" and isinstance(op, Sum | Prod) else out_dtype
+    shape = "(" + "".join(f"a.shape[{d}], " for d in kept).rstrip(" ") + ")"
+    if len(kept) == 1:
+        shape = f"(a.shape[{kept[0]}],)"
+    index = "(" + "".join(f"j{d}, " for d in kept).rstrip(" ") + ")" if kept else "()"
+    if len(kept) == 1:
+        index = f"j{kept[0]}"
+    read = f"a[{', '.join(f'j{d}' for d in range(nd))}]" if nd else "a[()]"
+    lines = [f"def {name}(a):"]
+    t = _np_type(acc_dtype)
+    if isinstance(op, Sum):
+        init, update = "0", f"acc[{index}] + {read}"
+    elif isinstance(op, Prod):
+        init, update = "1", f"acc[{index}] * {read}"
+    elif isinstance(op, All):
+        init, update = "True", f"acc[{index}] and ({read} != 0)"
+    elif isinstance(op, Any):
+        init, update = "False", f"acc[{index}] or ({read} != 0)"
+    else:
+        fn = "np.maximum" if isinstance(op, Max) else "np.minimum"
+        init, update = None, f"{fn}(acc[{index}], {read})"
+    if init is None:
+        size = " * ".join(f"a.shape[{d}]" for d in sorted(axes)) or "1"
+        lines.append(f"    if {size} == 0:")
+        lines.append(f"        raise ValueError({f'{op}: zero-size array to a reduction that has no identity'!r})")
+        # start from the first element along the reduced axes
+        first = f"a[{', '.join('0' if d in axes else f'j{d}' for d in range(nd))}]" if nd else "a[()]"
+        lines.append(f"    acc = np.empty({shape}, {t})")
+        depth = 1
+        for d in kept:
+            lines.append("    " * depth + f"for j{d} in range(a.shape[{d}]):")
+            depth += 1
+        lines.append("    " * depth + f"acc[{index}] = {first}")
+    else:
+        lines.append(f"    acc = np.full({shape}, {init}, {t})")
+    depth = 1
+    for d in range(nd):
+        lines.append("    " * depth + f"for j{d} in range(a.shape[{d}]):")
+        depth += 1
+    lines.append("    " * depth + f"acc[{index}] = {update}")
+    lines.append(f"    return acc.astype({_np_type(out_dtype)})")
+    return Kernel(name, "\n".join(lines) + "\n")
+
+
+__all__ = ["kernel_for", "reduce_kernel"]

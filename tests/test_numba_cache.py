@@ -1,0 +1,162 @@
+"""The Numba backend's disk cache across processes, the fallback warning, DebugMode's kernel check,
+and that ``import symlab`` does not import Numba."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+import symlab
+import symlab.tensor as st
+from symlab.compile.debugmode import BadThunkOutput
+from symlab.compile.numba.kernels import _REGISTRY, Kernel, register_kernel
+from symlab.graph import Apply, Op
+
+pytestmark = pytest.mark.numba
+
+SCRIPT = """
+import json, sys
+import numpy as np
+import symlab, symlab.tensor as st
+x, y = st.dvectors("x", "y")
+out = st.exp(-x ** 2) * st.sin(y) + st.log1p(x * x) * {factor}
+f = symlab.function([x, y], out, profile=True)
+a, b = np.linspace(0, 1, 5), np.linspace(1, 2, 5)
+ok = bool(np.allclose(f(a, b), np.exp(-a ** 2) * np.sin(b) + np.log1p(a * a) * {factor}))
+p = f.profile
+print(json.dumps({{"hit": p.cache_hit, "reason": p.cache_miss_reason, "ok": ok,
+                  "load": p.cache_load_seconds, "compile": p.numba_compile_seconds,
+                  "path": f._runner.compile_info.module_path}}))
+"""
+
+
+def run(cache, factor=0.5):
+    env = dict(os.environ, SYMLAB_CACHE_DIR=str(cache))
+    done = subprocess.run([sys.executable, "-c", SCRIPT.format(factor=factor)], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory):
+    path = tmp_path_factory.mktemp("cache")
+    first = run(path)
+    assert first["hit"] is False and first["reason"].startswith("new key") and first["ok"]
+    assert first["compile"] > 0
+    return path
+
+
+def test_second_process_hits(cache):
+    second = run(cache)
+    assert second["hit"] is True and second["reason"] is None and second["ok"]
+    assert second["load"] > 0 and second["compile"] == 0
+
+
+def test_changed_graph_misses(cache):
+    other = run(cache, factor=0.25)
+    assert other["hit"] is False and other["reason"].startswith("new key") and other["ok"]
+
+
+@pytest.mark.parametrize("what", ["module", "index", "data"])
+def test_corrupted_entry_is_rebuilt(cache, what):
+    entry = run(cache)  # a hit: the entry is complete
+    module = entry["path"]
+    folder = os.path.join(os.path.dirname(module), "__pycache__")
+    if what == "module":
+        with open(module, "a") as f:
+            f.write("garbage = (\n")
+    else:
+        suffix = ".nbi" if what == "index" else ".nbc"
+        files = [os.path.join(folder, n) for n in os.listdir(folder) if n.endswith(suffix)]
+        assert files
+        for name in files:
+            with open(name, "r+b") as f:
+                size = os.path.getsize(name)
+                f.truncate(size // 2)
+    rebuilt = run(cache)
+    assert rebuilt["ok"] and rebuilt["hit"] is False
+    assert rebuilt["reason"].startswith("corrupted entry"), rebuilt["reason"]
+    assert run(cache)["hit"] is True  # repaired
+
+
+def test_import_symlab_does_not_import_numba():
+    code = "import sys, symlab, symlab.tensor; print('numba' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip() == "False", done.stderr
+
+
+class OnlyPerform(Op):
+    """An op with a perform and no Numba kernel."""
+
+    __props__ = ()
+
+    def make_node(self, x):
+        x = st.as_tensor_variable(x)
+        return Apply(self, [x], [x.type()])
+
+    def perform(self, node, inputs, output_storage):
+        output_storage[0][0] = inputs[0] * 3.0
+
+
+def test_fallback_warns_and_is_correct():
+    x = st.dvector("x")
+    with pytest.warns(UserWarning, match="OnlyPerform.*has no Numba kernel"):
+        f = symlab.function([x], st.exp(OnlyPerform()(st.exp(x) + 1.0)) * 2.0)
+    steps = [s.kind for s in f._runner.generated.steps]
+    assert "python" in steps and "segment" in steps
+    a = np.array([0.0, 0.5])
+    np.testing.assert_allclose(f(a), np.exp((np.exp(a) + 1.0) * 3.0) * 2.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # once per op class
+        symlab.function([x], OnlyPerform()(x))
+
+
+class Twice(Op):
+    __props__ = ()
+
+    def make_node(self, x):
+        x = st.as_tensor_variable(x)
+        return Apply(self, [x], [x.type()])
+
+    def perform(self, node, inputs, output_storage):
+        output_storage[0][0] = inputs[0] * 2.0
+
+
+@pytest.fixture
+def wrong_kernel():
+    @register_kernel(Twice)
+    def _wrong(op, node, name):
+        return Kernel(name, f"def {name}(x):\n    return x * 3.0\n")
+
+    yield
+    del _REGISTRY[Twice]
+
+
+def test_debug_mode_catches_a_wrong_kernel(wrong_kernel):
+    x = st.dvector("x")
+    f = symlab.function([x], Twice()(x) + 1.0, mode="DEBUG")
+    with pytest.raises(BadThunkOutput, match=r"Twice.*Numba kernel and perform disagree.*perform array\(\[2\.\].*Numba array\(\[3\.\]"):
+        f(np.array([1.0]))
+
+
+def test_debug_mode_passes_on_a_corpus():
+    x, y = st.dmatrices("x", "y")
+    v = st.dvector("v")
+    outs = [st.exp(-x**2) * st.sin(y) + st.log1p(x * x) * 0.5, x.sum(axis=0) + v, st.dot(x, y.T), x.T.reshape((-1,)), (x > y).sum()]
+    f = symlab.function([x, y, v], outs, mode="DEBUG")
+    rng = np.random.default_rng(0)
+    f(rng.normal(size=(3, 4)), rng.normal(size=(3, 4)), rng.normal(size=4))
+
+
+def test_cache_logging(tmp_path, monkeypatch, caplog):
+    monkeypatch.setenv("SYMLAB_CACHE_DIR", str(tmp_path))
+    x = st.dvector("x")
+    with caplog.at_level("DEBUG", logger="symlab.cache"):
+        symlab.function([x], x * 7.25)
+    assert any("new key" in r.getMessage() for r in caplog.records)
