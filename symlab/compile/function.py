@@ -358,7 +358,8 @@ class Function:
         profile = self.profile
         if profile is not None:
             started = perf_counter()
-        values = self._bind(args, kwargs)
+        # Every input given by position: nothing to bind (the common, fast case).
+        values = list(args) if not kwargs and len(args) == len(self._filters) else self._bind(args, kwargs)
         for k, ((filt, strict, downcast, name), value) in enumerate(zip(self._filters, values)):
             try:
                 values[k] = filt(value, strict=strict, allow_downcast=downcast)

@@ -82,6 +82,8 @@ class TensorType(Type):
                 raise TypeError(f"TensorType: broadcastable must be a tuple of bools, received {broadcastable!r}")
             shape = tuple(1 if b else None for b in broadcastable)
         self.shape: StaticShape = normalize_shape(() if shape is None else shape)
+        self._np_dtype = np.dtype(self.dtype)
+        self._static_sizes = tuple((d, s) for d, s in enumerate(self.shape) if s is not None)
 
     # -- derived attributes ---------------------------------------------------
     @property
@@ -95,7 +97,7 @@ class TensorType(Type):
 
     @property
     def numpy_dtype(self) -> np.dtype:
-        return np.dtype(self.dtype)
+        return self._np_dtype
 
     @property
     def scalar_type(self):
@@ -121,6 +123,14 @@ class TensorType(Type):
         ...
         TypeError: TensorType(int32, (?,)) cannot store [1.5] accurately (of dtype float64): it would become [1]; convert it to int32 or pass allow_downcast=True
         """
+        if type(data) is np.ndarray and data.dtype is self._np_dtype and data.ndim == len(self.shape):
+            # The common case of a call: already an array of this dtype (checked cheaply).
+            shape = data.shape
+            for d, size in self._static_sizes:
+                if shape[d] != size:
+                    break
+            else:
+                return data
         value = filter_value(data, self.dtype, strict, allow_downcast, repr(self))
         if value.ndim != self.ndim:
             raise TypeError(
