@@ -87,6 +87,11 @@ def register_kernel(*op_classes: type) -> Callable:
     return decorate
 
 
+def function_source(name: str, args: list[str], body: list[str]) -> str:
+    """The source of ``def name(args): body`` (one statement per line of ``body``)."""
+    return f"def {name}({', '.join(args)}):\n" + "".join(f"    {line}\n" for line in body)
+
+
 def kernel_for(node: Apply, name: str) -> Kernel:
     """The kernel of ``node`` named ``name``; :class:`NoKernel` if its op has none.
 
@@ -136,4 +141,12 @@ def _load_standard_kernels() -> None:
             importlib.import_module(module)
 
 
-__all__ = ["Kernel", "NoKernel", "STANDARD_KERNEL_MODULES", "has_kernel", "kernel_for", "register_kernel"]
+__all__ = [
+    "Kernel",
+    "NoKernel",
+    "STANDARD_KERNEL_MODULES",
+    "function_source",
+    "has_kernel",
+    "kernel_for",
+    "register_kernel",
+]

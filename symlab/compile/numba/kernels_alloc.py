@@ -24,14 +24,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from symlab.compile.numba.kernels import Kernel, NoKernel, kernel_for, register_kernel
+from symlab.compile.numba.kernels import Kernel, NoKernel, function_source, kernel_for, register_kernel
 from symlab.compile.numba.kernels_subtensor import check_dtypes, dtype_src, index_tuple, int_src, message
 from symlab.graph.basic import Apply
 from symlab.tensor.alloc import Alloc, ARange, Eye
-
-
-def _function(name: str, args: list[str], body: list[str]) -> str:
-    return f"def {name}({', '.join(args)}):\n" + "".join(f"    {line}\n" for line in body)
 
 
 @register_kernel(Alloc)
@@ -67,7 +63,7 @@ def _alloc(op: Alloc, node: Apply, name: str) -> Kernel:
         v_index = index_tuple(["0" if value_type.shape[q] == 1 else f"o{lead + q}" for q in range(r)])
         body.append("    " * depth + f"out[{index_tuple([f'o{k}' for k in range(n)])}] = v[{v_index}]")
     body.append("return out")
-    return Kernel(name, _function(name, args, body))
+    return Kernel(name, function_source(name, args, body))
 
 
 @register_kernel(ARange)
@@ -102,7 +98,7 @@ def _arange(op: ARange, node: Apply, name: str) -> Kernel:
         f"    out[i] = first + {dtype}(i) * delta",
         "return out",
     ]
-    return Kernel(name, _function(name, ["a", "b", "c"], body))
+    return Kernel(name, function_source(name, ["a", "b", "c"], body))
 
 
 @register_kernel(Eye)
@@ -120,7 +116,7 @@ def _eye(op: Eye, node: Apply, name: str) -> Kernel:
         "    out[i, i + k] = 1",
         "return out",
     ]
-    return Kernel(name, _function(name, ["a", "b", "c"], body))
+    return Kernel(name, function_source(name, ["a", "b", "c"], body))
 
 
 __all__: list[str] = []

@@ -21,14 +21,10 @@ def k(x0, x1):
 
 from __future__ import annotations
 
-from symlab.compile.numba.kernels import Kernel, kernel_for, register_kernel
+from symlab.compile.numba.kernels import Kernel, function_source, kernel_for, register_kernel
 from symlab.compile.numba.kernels_subtensor import check_dtypes, dtype_src, index_tuple, int_src, message
 from symlab.graph.basic import Apply
 from symlab.tensor.join import Join, Split
-
-
-def _function(name: str, args: list[str], body: list[str]) -> str:
-    return f"def {name}({', '.join(args)}):\n" + "".join(f"    {line}\n" for line in body)
 
 
 def _along(ndim: int, axis: int, piece: str) -> str:
@@ -64,7 +60,7 @@ def _join(op: Join, node: Apply, name: str) -> Kernel:
         body.append("    " * depth + f"out[{out_index}] = {a}[{index_tuple([f'o{d}' for d in range(ndim)])}]")
         offset = f"f + {a}.shape[{axis}]"
     body.append("return out")
-    return Kernel(name, _function(name, args, body))
+    return Kernel(name, function_source(name, args, body))
 
 
 @register_kernel(Split)
@@ -88,7 +84,7 @@ def _split(op: Split, node: Apply, name: str) -> Kernel:
         body.append(f"e{k} = {end}")
         offset = f"e{k}"
     body.append(f"return {pieces[0]}" if n == 1 else f"return ({', '.join(pieces)})")
-    return Kernel(name, _function(name, args, body))
+    return Kernel(name, function_source(name, args, body))
 
 
 __all__: list[str] = []

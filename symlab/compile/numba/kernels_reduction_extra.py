@@ -14,14 +14,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from symlab.compile.numba.kernels import Kernel, NoKernel, kernel_for, register_kernel
+from symlab.compile.numba.kernels import Kernel, NoKernel, function_source, kernel_for, register_kernel
 from symlab.compile.numba.kernels_subtensor import check_dtypes, index_tuple, message
 from symlab.graph.basic import Apply
 from symlab.tensor.reduction import Argmax, ArgReduce, ReducedSize
-
-
-def _function(name: str, args: list[str], body: list[str]) -> str:
-    return f"def {name}({', '.join(args)}):\n" + "".join(f"    {line}\n" for line in body)
 
 
 @register_kernel(ArgReduce)
@@ -67,7 +63,7 @@ def _arg_reduce(op: ArgReduce, node: Apply, name: str) -> Kernel:
     depth -= len(searched)
     body.append("    " * depth + f"out[{index_tuple([f'o{d}' for d in outer])}] = bi")
     body.append("return out")
-    return Kernel(name, _function(name, ["x"], body))
+    return Kernel(name, function_source(name, ["x"], body))
 
 
 @register_kernel(ReducedSize)
@@ -75,7 +71,7 @@ def _reduced_size(op: ReducedSize, node: Apply, name: str) -> Kernel:
     check_dtypes(node)
     size = " * ".join(f"np.int64(x.shape[{d}])" for d in op.axis) or "np.int64(1)"
     body = ["out = np.empty((), np.int64)", f"out[()] = {size}", "return out"]
-    return Kernel(name, _function(name, ["x"], body))
+    return Kernel(name, function_source(name, ["x"], body))
 
 
 __all__: list[str] = []

@@ -20,15 +20,10 @@ def k(x):
 
 from __future__ import annotations
 
-from symlab.compile.numba.kernels import Kernel, kernel_for, register_kernel
+from symlab.compile.numba.kernels import Kernel, function_source, kernel_for, register_kernel
 from symlab.compile.numba.kernels_subtensor import check_dtypes, dtype_src, index_tuple
 from symlab.graph.basic import Apply
 from symlab.tensor.special import LogSoftmax, Softmax, _SoftmaxBase
-
-
-def _function(name: str, args: list[str], body: list[str]) -> str:
-    return f"def {name}({', '.join(args)}):\n" + "".join(f"    {line}\n" for line in body)
-
 
 #: Number of elements from which a softmax along an axis runs its slices in parallel (``numba.prange``).
 PARALLEL_MIN_SIZE = 100_000
@@ -89,7 +84,7 @@ def _softmax(op: _SoftmaxBase, node: Apply, name: str) -> Kernel:
     else:
         body += per_slice
     body.append("return out")
-    return Kernel(name, _function(name, ["x"], body), jit_options={"parallel": True} if outer else {})
+    return Kernel(name, function_source(name, ["x"], body), jit_options={"parallel": True} if outer else {})
 
 
 __all__: list[str] = []

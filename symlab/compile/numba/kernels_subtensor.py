@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from symlab.compile.numba.kernels import Kernel, NoKernel, kernel_for, register_kernel
+from symlab.compile.numba.kernels import Kernel, NoKernel, function_source, kernel_for, register_kernel
 from symlab.graph.basic import Apply
 from symlab.tensor.subtensor import (
     AdvancedIncSubtensor,
@@ -306,10 +306,6 @@ def _names(node: Apply, first: list[str]) -> list[str]:
     return [*first, *(f"i{k}" for k in range(len(node.inputs) - len(first)))]
 
 
-def _function(name: str, args: list[str], body: list[str]) -> str:
-    return f"def {name}({', '.join(args)}):\n" + "".join(f"    {line}\n" for line in body)
-
-
 # =========================================================================================
 # Kernels
 # =========================================================================================
@@ -359,7 +355,7 @@ def _subtensor(op: Subtensor, node: Apply, name: str) -> Kernel:
         body.append(f"return x[{index_tuple(index)}]")
     else:
         body.append("return x")
-    return Kernel(name, _function(name, args, body))
+    return Kernel(name, function_source(name, args, body))
 
 
 @register_kernel(AdvancedSubtensor)
@@ -373,7 +369,7 @@ def _advanced_subtensor(op: AdvancedSubtensor, node: Apply, name: str) -> Kernel
     out_index = index_tuple([f"o{j}" for j in range(len(plan.dims))])
     body += plan.loops([f"out[{out_index}] = x[{index_tuple(plan.x_index)}]"])
     body.append("return out")
-    return Kernel(name, _function(name, args, body))
+    return Kernel(name, function_source(name, args, body))
 
 
 @register_kernel(IncSubtensor, AdvancedIncSubtensor)
@@ -412,7 +408,7 @@ def _inc_subtensor(op: Any, node: Apply, name: str) -> Kernel:
         statement = f"{target} += {value}"
     body += plan.loops([statement])
     body.append("return out")
-    return Kernel(name, _function(name, args, body))
+    return Kernel(name, function_source(name, args, body))
 
 
 __all__ = ["int_src", "check_dtypes", "dtype_src", "index_tuple", "message"]
