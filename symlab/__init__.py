@@ -14,9 +14,7 @@ Sum{acc_dtype=float64} [id A] ''
      |TensorConstant{2} [id E]
 """
 
-from symlab import compile, graph, printing, scalar, tensor
-from symlab import formats
-from symlab.compile import In, Out, function, get_mode, shared
+from symlab import graph, printing, scalar, tensor
 from symlab.config import config
 from symlab.gradient import grad
 
@@ -24,6 +22,36 @@ dprint = printing.debugprint
 pprint = printing.pprint
 
 __version__ = "0.1.0"
+
+#: Names loaded on first use, so that ``import symlab`` stays fast: compiling
+#: (and the debug and profiling machinery behind it) and the DAG formats.
+_LAZY = {
+    "compile": ("symlab.compile", None),
+    "formats": ("symlab.formats", None),
+    "function": ("symlab.compile", "function"),
+    "shared": ("symlab.compile", "shared"),
+    "In": ("symlab.compile", "In"),
+    "Out": ("symlab.compile", "Out"),
+    "get_mode": ("symlab.compile", "get_mode"),
+}
+
+
+def __getattr__(name: str):
+    try:
+        module_name, attribute = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module 'symlab' has no attribute {name!r}") from None
+    import importlib
+
+    module = importlib.import_module(module_name)
+    value = module if attribute is None else getattr(module, attribute)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = ["config", "dprint", "pprint", "grad", "graph", "printing", "scalar", "tensor", "__version__"]
 __all__ += ["In", "Out", "compile", "formats", "function", "get_mode", "shared"]

@@ -225,3 +225,15 @@ def test_modes_and_function_object():
     assert full.dprint(file="str").startswith("Sum{acc_dtype=float64} [id A] ''   1")
     with pytest.raises(ValueError, match="unknown linker"):
         symlab.function([x], out, mode=Mode(linker="nope"))
+
+
+def test_import_symlab_is_lazy_about_compilation():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, symlab; assert 'symlab.compile' not in sys.modules and 'symlab.formats' not in sys.modules; "
+        "from symlab import function, shared; assert 'symlab.compile' in sys.modules; "
+        "assert symlab.function is function and 'formats' in dir(symlab)"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
