@@ -1,5 +1,6 @@
 """symlab.formats.to_dask / dask_compute: the same values as the compiled function, on Dask's schedulers."""
 
+import dask.threaded as threaded
 import numpy as np
 import pytest
 from formats_corpus import compiled_corpus, corpus
@@ -9,9 +10,6 @@ import symlab.tensor as T
 from symlab.formats import dask_compute, index, to_dask
 from symlab.formats.dask import KernelTask, PerformTask
 from symlab.graph import FunctionGraph
-
-dask = pytest.importorskip("dask")
-threaded = pytest.importorskip("dask.threaded")
 
 CORPUS = sorted(corpus())
 
@@ -117,7 +115,8 @@ def test_shared_variables_and_refusals():
 
 @pytest.fixture(scope="module")
 def client():
-    distributed = pytest.importorskip("distributed")
+    import distributed
+
     # processes=False keeps it fast; protocol="tcp" so that host= applies (the in-process protocol has no host)
     cluster = distributed.LocalCluster(
         n_workers=1, processes=False, host="127.0.0.1", protocol="tcp", dashboard_address=None

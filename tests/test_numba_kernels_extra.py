@@ -26,7 +26,6 @@ from symlab.tensor.subtensor import (
     Subtensor,
 )
 
-numba = pytest.importorskip("numba")
 pytestmark = pytest.mark.numba
 
 _COMPILED: dict[str, object] = {}

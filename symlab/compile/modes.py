@@ -34,6 +34,7 @@ from symlab.compile.debugmode import DebugLinker
 from symlab.compile.linker_numpy import NumpyLinker
 from symlab.compile.nanguard import NanGuardLinker
 from symlab.compile.numba.linker import NumbaLinker
+from symlab.rewriting.db import query_words
 
 #: Linker classes by name; a backend registers itself here with :func:`register_linker`.
 LINKERS: dict[str, type] = {"numpy": NumpyLinker, "numba": NumbaLinker}
@@ -62,8 +63,8 @@ class Mode:
         if not isinstance(linker, str):
             raise TypeError(f"Mode: linker must be a name (str), received {type(linker).__name__}")
         self.linker = linker
-        self.include = _words(include, "include")
-        self.exclude = _words(exclude, "exclude")
+        self.include = query_words(include, "Mode include")
+        self.exclude = query_words(exclude, "Mode exclude")
         self.name = name
 
     def _replace(self, **changes: Any) -> Mode:
@@ -149,16 +150,6 @@ class NanGuardMode(Mode):
 
     def make_linker(self) -> NanGuardLinker:
         return NanGuardLinker(**self.settings)
-
-
-def _words(words: Iterable[str], what: str) -> tuple[str, ...]:
-    if isinstance(words, str):
-        words = (words,)
-    out = tuple(words)
-    for w in out:
-        if not isinstance(w, str):
-            raise TypeError(f"Mode: {what} words must be strings, received {w!r}")
-    return out
 
 
 #: The predefined modes, by name.

@@ -20,7 +20,7 @@ Elemwise{mul,no_inplace}.0
 from __future__ import annotations
 
 import builtins
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -395,12 +395,3 @@ def _pytype(obj: Any) -> str:
 def _preview(obj: Any) -> str:
     text = repr(obj)
     return text if len(text) <= 40 else text[:37] + "..."
-
-
-def as_variables(values: Iterable[Any]) -> list[Variable]:
-    """Check that every element is a Variable (helper for ops' ``make_node``)."""
-    out = list(values)
-    for i, v in enumerate(out):
-        if not isinstance(v, Variable):
-            raise TypeError(f"element {i} is {_pytype(v)}, expected a Variable")
-    return out

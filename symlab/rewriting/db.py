@@ -175,7 +175,7 @@ class RewriteDatabase:
         and none is in ``exclude``. An ``include`` word that names nothing
         known raises ``ValueError`` (a typo would otherwise select nothing).
         """
-        include, exclude = _words(include, "include"), _words(exclude, "exclude")
+        include, exclude = frozenset(query_words(include, "include")), frozenset(query_words(exclude, "exclude"))
         entries = list(self)
         known = set(PHASES) | set(QUERY_TAGS)
         for e in entries:
@@ -197,10 +197,11 @@ class RewriteDatabase:
         return phases
 
 
-def _words(words: Iterable[str], what: str) -> frozenset[str]:
+def query_words(words: Iterable[str], what: str) -> tuple[str, ...]:
+    """``include``/``exclude`` words as a tuple of strings (a single string is one word)."""
     if isinstance(words, str):
         words = (words,)
-    out = frozenset(words)
+    out = tuple(words)
     for w in out:
         if not isinstance(w, str):
             raise TypeError(f"{what}: expected rule names or tags (strings), received {w!r}")

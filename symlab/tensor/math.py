@@ -14,7 +14,6 @@ array([1., 1.])
 from __future__ import annotations
 
 import math as _pymath
-from typing import Any
 
 from symlab import scalar as _scalar
 from symlab.scalar.basic import SCALAR_OPS
@@ -55,11 +54,6 @@ sign, floor, ceil = _elemwise["sign"], _elemwise["floor"], _elemwise["ceil"]
 sin, cos, tanh, cosh, sinh = _elemwise["sin"], _elemwise["cos"], _elemwise["tanh"], _elemwise["cosh"], _elemwise["sinh"]
 log1p, expm1, sqr, reciprocal = _elemwise["log1p"], _elemwise["expm1"], _elemwise["sqr"], _elemwise["reciprocal"]
 erf, erfc, gammaln, psi = _elemwise["erf"], _elemwise["erfc"], _elemwise["gammaln"], _elemwise["psi"]
-
-
-def zeros_like_grad(x: Any) -> Any:
-    """Zeros of ``x``'s shape, as a gradient (float64 for a discrete ``x``)."""
-    return second(x, 0.0)
 
 
 # ---------------------------------------------------------------------------------------

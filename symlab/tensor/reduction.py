@@ -85,17 +85,17 @@ class Reduce(Op):
         axes = self.reduced_axes(node.inputs[0].ndim)
         return [tuple(s for d, s in enumerate(input_shapes[0]) if d not in axes)]
 
+    def keepdims_pattern(self, ndim: int) -> tuple[int | str, ...]:
+        """The DimShuffle pattern that puts the reduced axes back as size-1 dimensions (``keepdims``)."""
+        axes = self.reduced_axes(ndim)
+        kept = iter(range(ndim - len(axes)))
+        return tuple("x" if d in axes else next(kept) for d in range(ndim))
+
     def _expand(self, v: Variable, ndim: int) -> Variable:
         """Re-insert the reduced axes of ``v`` as broadcastable dimensions."""
-        axes = self.reduced_axes(ndim)
-        pattern, k = [], 0
-        for d in range(ndim):
-            if d in axes:
-                pattern.append("x")
-            else:
-                pattern.append(k)
-                k += 1
-        return DimShuffle(v.ndim, pattern)(v) if axes else v
+        if not self.reduced_axes(ndim):
+            return v
+        return DimShuffle(v.ndim, self.keepdims_pattern(ndim))(v)
 
 
 class Sum(Reduce):

@@ -45,16 +45,7 @@ def _keepdims_of(ds: Variable, reduced: Apply) -> bool:
     owner = ds.owner
     if owner is None or not isinstance(owner.op, DimShuffle) or owner.inputs[0] is not reduced.outputs[0]:
         return False
-    ndim = reduced.inputs[0].ndim
-    axes = reduced.op.reduced_axes(ndim)
-    expected, k = [], 0
-    for d in range(ndim):
-        if d in axes:
-            expected.append("x")
-        else:
-            expected.append(k)
-            k += 1
-    return owner.op.new_order == tuple(expected)
+    return owner.op.new_order == reduced.op.keepdims_pattern(reduced.inputs[0].ndim)
 
 
 def _softmax_axis(sum_node: Apply) -> tuple[bool, int | None]:
