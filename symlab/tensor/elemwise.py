@@ -185,13 +185,13 @@ class Elemwise(Op):
             result = self.scalar_op.impl(*inputs)
         # A scalar op with several outputs (a Composite) returns a tuple.
         results = result if len(node.outputs) > 1 else (result,)
-        destroyed = dict(self.inplace_pattern)
+        destroyed = self.destroy_map  # {output: [input]}, from inplace_pattern
         for k, (out, value) in enumerate(zip(node.outputs, results)):
             value = np.asarray(value, dtype=out.type.dtype)
             if k in destroyed:
                 # Write into the destroyed input's buffer (a read-only one, such as
                 # a constant's, raises). A NumPy scalar has no buffer to reuse.
-                target = inputs[destroyed[k]]
+                target = inputs[destroyed[k][0]]
                 if isinstance(target, np.ndarray):
                     np.copyto(target, value)
                     value = target
