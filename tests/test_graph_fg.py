@@ -276,3 +276,36 @@ def test_on_validate_callback_is_consulted():
     with pytest.raises(InconsistencyError, match="on_validate"):
         fg.replace_validate(fg.outputs[0], T.log(fg.inputs[0]))
     assert snapshot(fg) == before
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_cycle_check_agrees_with_a_full_ancestor_walk_under_random_replacements(seed):
+    """The level-pruned cycle check refuses exactly the replacements a full walk finds cyclic."""
+    from symlab.graph.traversal import ancestors
+
+    rng = np.random.default_rng(seed)
+    xs = [T.dvector(f"x{k}") for k in range(3)]
+    pool = list(xs)
+    for _ in range(30):
+        a, b = (pool[k] for k in rng.integers(0, len(pool), 2))
+        pool.append(T.exp(a) + b if rng.random() < 0.5 else a * b)
+    fg = FunctionGraph(xs, pool[-3:], clone=False)
+    refused = accepted = 0
+    for _ in range(60):
+        variables = sorted(fg.variables, key=str)  # a reproducible order
+        candidates = [v for v in variables if v.type == xs[0].type]
+        var = candidates[rng.integers(len(candidates))]
+        other = candidates[rng.integers(len(candidates))]
+        new = other + 1.0 if rng.random() < 0.5 else other  # a new node or a node of the graph
+        if var is new or var not in fg:
+            continue
+        cyclic = any(v is var for v in ancestors([new]))
+        if cyclic:
+            with pytest.raises(CycleError):
+                fg.replace(var, new)
+            refused += 1
+        else:
+            fg.replace(var, new)
+            accepted += 1
+        fg.check_integrity()  # includes: every node's level is above its inputs'
+    assert refused and accepted

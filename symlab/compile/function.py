@@ -52,6 +52,7 @@ from symlab.graph.destroyhandler import DestroyHandler
 from symlab.graph.evaluate import MissingInputError
 from symlab.graph.features import ReplaceValidate
 from symlab.graph.fg import FunctionGraph
+from symlab.graph.gc_pause import gc_paused
 from symlab.graph.traversal import ancestors, clone_replace, graph_inputs
 
 _MISSING = object()
@@ -453,9 +454,10 @@ def function(
     >>> {k: float(v) for k, v in f(3.0, 1.0).items()}
     {'sum': 4.0, 'diff': 2.0}
     """
-    return FunctionMaker(
-        inputs, outputs, mode, updates, givens, name, on_unused_input, allow_input_downcast, profile
-    ).create()
+    with gc_paused():  # compiling a large graph would otherwise run many full collections
+        return FunctionMaker(
+            inputs, outputs, mode, updates, givens, name, on_unused_input, allow_input_downcast, profile
+        ).create()
 
 
 __all__ = ["Function", "FunctionMaker", "UnusedInputError", "function"]

@@ -30,7 +30,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from symlab.graph.basic import Apply, Constant, CycleError, Variable
-from symlab.graph.traversal import ancestors, clone_get_equiv, io_toposort
+from symlab.graph.traversal import clone_get_equiv, io_toposort
 
 Client = tuple[Any, int]  # (Apply, input index) or ("output", output index)
 
@@ -82,6 +82,10 @@ class FunctionGraph:
         self.outputs: list[Variable] = list(outputs)
         self.clients: dict[Variable, list[Client]] = {}
         self._nodes: dict[Apply, None] = {}  # insertion-ordered set
+        #: A topological level of each node: larger than the level of every node it depends on (inputs and
+        #: constants are at level 0). It lets the cycle check of a replacement stop at nodes too low to
+        #: depend on the replaced variable, which keeps rewriting long chains linear instead of quadratic.
+        self._level: dict[Apply, int] = {}
         self._variables: dict[Variable, None] = {}
         self._features: list[Any] = []
         self._order: list[Apply] | None = None
@@ -170,6 +174,7 @@ class FunctionGraph:
                     self._variables[inp] = None
                     self.clients.setdefault(inp, [])
             self._nodes[n] = None
+            self._level[n] = 1 + max((self._var_level(inp) for inp in n.inputs), default=0)
             n.fgraph = self
             for out in n.outputs:
                 self._claim(out)
@@ -221,6 +226,7 @@ class FunctionGraph:
             self.outputs[i] = new_var
         else:
             node.inputs[i] = new_var
+            self._raise_levels(node, self._var_level(new_var))
         self.clients[old].remove((node, i))
         self.clients[new_var].append((node, i))
         self._order = None
@@ -251,11 +257,47 @@ class FunctionGraph:
         for var, new_var in pairs:
             self.replace(var, new_var, reason=reason)
 
-    @staticmethod
-    def _depends_on(var: Variable, targets: Sequence[Variable]) -> bool:
-        """True if ``var`` is one of ``targets`` or computed from one of them."""
+    def _var_level(self, var: Variable) -> int:
+        owner = var.owner
+        return 0 if owner is None else self._level.get(owner, 0)
+
+    def _raise_levels(self, node: Apply, input_level: int) -> None:
+        """Keep every level above its inputs' after ``node`` gained an input at ``input_level``."""
+        if self._level[node] > input_level:
+            return
+        self._level[node] = input_level + 1
+        stack = [node]
+        while stack:
+            n = stack.pop()
+            level = self._level[n]
+            for out in n.outputs:
+                for client, _ in self.clients.get(out, ()):
+                    if client != "output" and self._level[client] <= level:
+                        self._level[client] = level + 1
+                        stack.append(client)
+
+    def _depends_on(self, var: Variable, targets: Sequence[Variable]) -> bool:
+        """True if ``var`` is one of ``targets`` or computed from one of them.
+
+        The walk does not go below the graph's variables whose level is at most the lowest target's: those
+        cannot depend on any target.
+        """
         wanted = set(targets)
-        return any(v in wanted for v in ancestors([var]))
+        floor = min(self._var_level(t) for t in wanted)
+        seen: set[int] = set()
+        stack = [var]
+        while stack:
+            v = stack.pop()
+            if v in wanted:
+                return True
+            owner = v.owner
+            if owner is None or id(owner) in seen:
+                continue
+            seen.add(id(owner))
+            if owner in self._level and self._level[owner] <= floor:
+                continue
+            stack.extend(owner.inputs)
+        return False
 
     def _prune_if_unused(self, var: Variable, reason: str | None) -> None:
         """Remove ``var``'s owner (and its now unused ancestors) if nothing uses its outputs."""
@@ -272,6 +314,7 @@ class FunctionGraph:
             if any(self.clients.get(o) for o in node.outputs):
                 continue
             del self._nodes[node]
+            del self._level[node]
             for o in node.outputs:
                 self._forget(o)
             self._order = None
@@ -332,6 +375,10 @@ class FunctionGraph:
         for k, out in enumerate(self.outputs):
             expected.setdefault(out, []).append(("output", k))
         assert set(expected) == set(self._variables), "variables differ from those the nodes use"
+        assert set(self._level) == set(self._nodes), "levels are kept for exactly the graph's nodes"
+        for node in self._nodes:
+            below = max((self._var_level(inp) for inp in node.inputs), default=0)
+            assert self._level[node] > below, f"the level of {node} is not above its inputs' levels"
         for var, clients in expected.items():
             got = self.clients.get(var)
             assert got is not None and sorted(map(_client_key, got)) == sorted(map(_client_key, clients)), (

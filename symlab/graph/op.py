@@ -27,6 +27,7 @@ array([2., 4.])
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cache
 from typing import Any
 
 from symlab.graph.basic import Apply, Variable
@@ -169,6 +170,7 @@ class Op:
         self._name = value
 
 
+@cache  # a class's MRO does not change; equality and hashing ask this on every call
 def _declares_props(cls: type) -> bool:
     """True if some class below ``Op`` in ``cls``'s MRO sets ``__props__``."""
     return any("__props__" in c.__dict__ for c in cls.__mro__ if c is not Op)

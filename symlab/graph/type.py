@@ -31,6 +31,7 @@ False
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 from symlab.graph.basic import Constant, Variable
@@ -201,6 +202,7 @@ class Type:
         return mimebundle(self, include, exclude)
 
 
+@cache  # a class's MRO does not change; equality and hashing ask this on every call
 def _declares_props(cls: type) -> bool:
     """True if some class below ``Type`` in ``cls``'s MRO sets ``__props__``."""
     return any("__props__" in c.__dict__ for c in cls.__mro__ if c is not Type)

@@ -34,6 +34,7 @@ from typing import Any, NamedTuple, overload
 
 from symlab.graph.basic import Constant, Variable
 from symlab.graph.fg import FunctionGraph
+from symlab.graph.gc_pause import gc_paused
 from symlab.graph.traversal import graph_inputs
 from symlab.rewriting.basic import EquilibriumGraphRewriter, GraphRewriter, NodeRewriter, Rewriter
 from symlab.rewriting.constant_folding import constant_folding
@@ -243,11 +244,12 @@ def rewrite_fgraph(
 ) -> RewriteTrace | None:
     """Rewrite ``fgraph`` in place with the selected rules, phase by phase; return the trace."""
     phases = (db or default_db).query(include, exclude)
-    trace = RewriteTrace(fgraph) if record else None
-    with RewriteContext(fgraph, trace) as ctx:
-        for phase in phases:
-            ctx.phase = phase.name
-            ctx.run(phase.rewriter(max_use_ratio))
+    with gc_paused():
+        trace = RewriteTrace(fgraph) if record else None
+        with RewriteContext(fgraph, trace) as ctx:
+            for phase in phases:
+                ctx.phase = phase.name
+                ctx.run(phase.rewriter(max_use_ratio))
     return trace
 
 
