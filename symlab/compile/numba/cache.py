@@ -99,6 +99,8 @@ class CacheEntry:
     module_path: Path
     #: The reason the entry cannot give compiled code, or None if it may (decided before compiling).
     miss_reason: str | None = None
+    #: The function whose Numba index tells whether the entry was ever compiled.
+    main: str = "graph_fn"
 
     @property
     def pycache(self) -> Path:
@@ -107,8 +109,8 @@ class CacheEntry:
     def index_files(self) -> list[Path]:
         return sorted(self.pycache.glob("*.nbi")) if self.pycache.is_dir() else []
 
-    def has_index(self, function: str = "graph_fn") -> bool:
-        stem = f"{self.module_path.stem}.{function}-"
+    def has_index(self, function: str | None = None) -> bool:
+        stem = f"{self.module_path.stem}.{function or self.main}-"
         return any(p.name.startswith(stem) for p in self.index_files())
 
     def wipe_compiled(self) -> None:
@@ -134,11 +136,16 @@ def check_numba_files(entry: CacheEntry) -> str | None:
     return None
 
 
-def prepare_entry(source: str, key: str | None = None, directory: Path | None = None) -> CacheEntry:
-    """Find or create the entry of ``source``; check it, repair it, and set ``miss_reason``."""
+def prepare_entry(
+    source: str, key: str | None = None, directory: Path | None = None, main: str = "graph_fn"
+) -> CacheEntry:
+    """Find or create the entry of ``source``; check it, repair it, and set ``miss_reason``.
+
+    ``main`` names the function whose Numba index shows that the entry was compiled before.
+    """
     key = key or cache_key(source)
     folder = (directory or cache_dir()) / key
-    entry = CacheEntry(key, folder, folder / f"graph_{key}.py")
+    entry = CacheEntry(key, folder, folder / f"graph_{key}.py", main=main)
     data = source.encode()
     try:
         existing = entry.module_path.read_bytes()

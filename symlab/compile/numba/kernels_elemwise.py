@@ -95,7 +95,7 @@ HELPERS = {
     if x < 0.0:
         result -= math.pi / math.tan(math.pi * x)
         x = 1.0 - x
-    while x < 6.0:
+    while x < 10.0:  # the asymptotic series below is then accurate to about 1e-14
         result -= 1.0 / x
         x += 1.0
     f = 1.0 / (x * x)

@@ -32,6 +32,11 @@ nodes from Python, in order. If Numba cannot compile the module at all, the
 function runs the NumPy backend with a warning: results never silently
 change.
 
+A fused elemwise node of very many scalar operations (a long chain) is not
+given a generated loop, whose compile time would grow with its size: it runs
+on the register machine of :mod:`symlab.compile.numba.elemwise_vm`, compiled
+once and cached, as a step of its own between compiled segments.
+
 The numbers of a compile (``cache_hit``, ``miss_reason``,
 ``numba_compile_seconds``, ``cache_load_seconds``) are in the runner's
 ``compile_info`` and, with ``profile=True``, in ``f.profile``. With a
@@ -120,12 +125,13 @@ def _split_shared(source: str) -> tuple[str, list[tuple[str, str]]]:
 class Step:
     """One step of a run: a compiled segment (``function`` named ``name``) or one Python node."""
 
-    kind: str  # "segment" or "python"
+    kind: str  # "segment", "python" (the node's perform) or "vm" (the register machine)
     nodes: list[Apply]
     args: list[int]  # slots read
     results: list[int]  # slots written
     name: str = ""
     function: Any = None
+    program: Any = None  # a "vm" step's Program
 
 
 @dataclass
@@ -146,14 +152,27 @@ class GeneratedModule:
         return len(self.steps) == 1 and self.steps[0].name == "graph_fn"
 
 
-def _kernels_source(nodes: Sequence[Apply]) -> tuple[list[str], dict[Apply, str], list[Apply]]:
-    """The module text of the kernels of ``nodes``: (blocks, node -> function name, nodes without a kernel)."""
+def _kernels_source(
+    nodes: Sequence[Apply],
+) -> tuple[list[str], dict[Apply, str], list[Apply], dict[Apply, Any]]:
+    """The module text of the kernels of ``nodes``.
+
+    Returns (blocks, node -> function name, nodes without a kernel, node -> program of the nodes that run on
+    the register machine of :mod:`symlab.compile.numba.elemwise_vm`).
+    """
+    from symlab.compile.numba.elemwise_vm import vm_program
+
     blocks: list[str] = []
     names: dict[Apply, str] = {}
     missing: list[Apply] = []
+    hosted: dict[Apply, Any] = {}
     seen: dict[tuple[str, tuple[tuple[str, str], ...], tuple[tuple[str, Any], ...]], str] = {}
     shared: dict[str, str] = {}
     for k, node in enumerate(nodes):
+        program = vm_program(node)
+        if program is not None:
+            hosted[node] = program
+            continue
         provisional = f"_kn{k}_"
         try:
             kernel: Kernel = kernel_for(node, provisional)
@@ -184,13 +203,13 @@ def _kernels_source(nodes: Sequence[Apply]) -> tuple[list[str], dict[Apply, str]
                 blocks.append(_decorate(hblock, "", {}))
         lines.append(_decorate(text.rstrip("\n") + "\n", final, options))
         blocks.append("\n".join(lines))
-    return blocks, names, missing
+    return blocks, names, missing, hosted
 
 
 def generate_module(nodes: Sequence[Apply], inputs: Sequence[Variable], outputs: Sequence[Variable]) -> GeneratedModule:
     """The generated module computing ``outputs`` from ``inputs`` with ``nodes`` (in execution order)."""
     nodes = list(nodes)
-    blocks, names, missing = _kernels_source(nodes)
+    blocks, names, missing, hosted = _kernels_source(nodes)
     slot_of: dict[Variable, int] = {}
     slots: list[Variable] = []
 
@@ -216,7 +235,7 @@ def generate_module(nodes: Sequence[Apply], inputs: Sequence[Variable], outputs:
     # Cut into segments: runs of nodes with kernels, and single Python nodes.
     runs: list[tuple[str, list[Apply]]] = []
     for node in nodes:
-        kind = "python" if node not in names else "segment"
+        kind = "segment" if node in names else "vm" if node in hosted else "python"
         if kind == "segment" and runs and runs[-1][0] == "segment":
             runs[-1][1].append(node)
         else:
@@ -232,15 +251,15 @@ def generate_module(nodes: Sequence[Apply], inputs: Sequence[Variable], outputs:
 
     steps: list[Step] = []
     functions: list[str] = []
-    single = len(runs) <= 1 and not missing
+    single = len(runs) <= 1 and not missing and not hosted
     for j, (kind, run) in enumerate(runs):
-        if kind == "python":
+        if kind != "segment":
             node = run[0]
             args = [slot(v) for v in node.inputs]
             for v in node.inputs:
                 if isinstance(v, Constant):
                     constant_slots[slot(v)] = v.data
-            steps.append(Step("python", run, args, [slot(v) for v in node.outputs]))
+            steps.append(Step(kind, run, args, [slot(v) for v in node.outputs], program=hosted.get(node)))
             continue
         produced = {o for n in run for o in n.outputs}
         body: list[str] = []
@@ -316,6 +335,8 @@ class CompileInfo:
     cache_load_seconds: float = 0.0
     module_path: str = ""
     fallback_ops: list[str] = field(default_factory=list)
+    #: Nodes run by the register machine (:mod:`symlab.compile.numba.elemwise_vm`).
+    vm_nodes: int = 0
 
 
 def load_compiled(gen: GeneratedModule, arg_types: dict[str, tuple[Any, ...]]) -> tuple[dict[str, Any], CompileInfo]:
@@ -385,28 +406,50 @@ class NumbaRunner(NumpyRunner):
         self.generated = gen
         self.compile_info.fallback_ops = sorted({str(n.op) for n in gen.fallback_nodes})
         arg_types: dict[str, tuple[Any, ...]] = {}
-        if gen.steps and any(s.kind == "segment" for s in gen.steps):
-            known = self._slot_types(gen)
-            for step in gen.steps:
-                if step.kind == "segment":
-                    arg_types[step.name] = numba_signature(
-                        [gen.constant_slots.get(s) for s in step.args], [known[s] for s in step.args]
-                    )
-            try:
+        known = self._slot_types(gen)
+        for step in gen.steps:
+            if step.kind == "segment":
+                arg_types[step.name] = numba_signature(
+                    [gen.constant_slots.get(s) for s in step.args], [known[s] for s in step.args]
+                )
+        try:
+            if arg_types:
                 functions, self.compile_info = load_compiled(gen, arg_types)
                 self.compile_info.fallback_ops = sorted({str(n.op) for n in gen.fallback_nodes})
-            except Exception as err:
-                warnings.warn(
-                    f"symlab: Numba could not compile this graph ({type(err).__name__}: {str(err)[:500]}); "
-                    "running the NumPy backend instead",
-                    stacklevel=3,
-                )
-                self.numpy_fallback = NumpyRunner(fgraph, borrow_outputs)
-                return
-            for step in gen.steps:
-                if step.kind == "segment":
-                    step.function = functions[step.name]
+                for step in gen.steps:
+                    if step.kind == "segment":
+                        step.function = functions[step.name]
+            self._load_machines(gen)
+        except Exception as err:
+            warnings.warn(
+                f"symlab: Numba could not compile this graph ({type(err).__name__}: {str(err)[:500]}); "
+                "running the NumPy backend instead",
+                stacklevel=3,
+            )
+            self.numpy_fallback = NumpyRunner(fgraph, borrow_outputs)
+            return
         self._prepare_run(gen)
+
+    def _load_machines(self, gen: GeneratedModule) -> None:
+        """Give each ``vm`` step its callable: the register machine its program needs, from the cache."""
+        from symlab.compile.numba.elemwise_vm import load_vm, vm_callable
+
+        info = self.compile_info
+        for step in gen.steps:
+            if step.kind != "vm":
+                continue
+            program = step.program
+            load = load_vm(program.dtype, program.ops)
+            step.function = vm_callable(step.nodes[0], program, load)
+            info.vm_nodes += 1
+            if load.compiled:
+                info.numba_compile_seconds += load.seconds
+                info.cache_hit = False
+                info.miss_reason = info.miss_reason or f"register machine for {program.dtype}: {load.miss_reason}"
+            else:
+                info.cache_load_seconds += load.seconds
+                if info.cache_hit is None:
+                    info.cache_hit = True
 
     @staticmethod
     def _slot_types(gen: GeneratedModule) -> list[Any]:
@@ -453,7 +496,7 @@ class NumbaRunner(NumpyRunner):
         for step in self._steps:
             args = [env[s] for s in step.args]
             started = perf_counter()
-            if step.kind == "segment":
+            if step.function is not None:  # a compiled segment or a node on the register machine
                 results = step.function(*args)
             else:
                 node = step.nodes[0]
@@ -512,6 +555,13 @@ def compile_node(node: Apply) -> Any:
     got = _standalone.get(key)
     if got is not None:
         return got
+    from symlab.compile.numba.elemwise_vm import load_vm, vm_callable, vm_program
+
+    program = vm_program(node)
+    if program is not None:  # a very large fused node runs on the register machine, as in a graph
+        machine = vm_callable(node, program, load_vm(program.dtype, program.ops))
+        _standalone[key] = machine
+        return machine
     kernel_for(node, "_probe_")  # raises NoKernel
     inputs = [v.type() if not (isinstance(v, Constant) and v.data is None) else v for v in node.inputs]
     clone = Apply(node.op, inputs, [o.type() for o in node.outputs])
