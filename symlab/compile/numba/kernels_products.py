@@ -1,8 +1,10 @@
 """Numba kernels of ``Dot`` (and of ``MatMul`` on matrices).
 
 Float matrices and vectors go through ``np.dot`` (BLAS, through Numba's
-SciPy bindings), after converting both inputs to the output dtype and to
-C-contiguous layout; integer and boolean products are plain loops that
+SciPy bindings): an input of the output dtype is passed as it is when Numba
+knows it is C- or F-contiguous (a transpose is F-contiguous) and copied
+otherwise (:func:`~symlab.compile.numba.jit_helpers.dot_operand`), an input
+of another dtype is converted; integer and boolean products are plain loops that
 accumulate in the output dtype. ``MatMul`` of stacks (more than 2
 dimensions) and ``TensorDot`` have no kernel: they run their ``perform``.
 
@@ -12,7 +14,7 @@ dimensions) and ``TensorDot`` have no kernel: they run their ``perform``.
 def k(a, b):
     if a.shape[-1] != b.shape[-2]:
         raise ValueError('dot: inner dimensions do not match')
-    return np.dot(np.ascontiguousarray(a).astype(np.float64), np.ascontiguousarray(b).astype(np.float64))
+    return np.dot(dot_operand(a), dot_operand(b))
 <BLANKLINE>
 """
 
@@ -40,7 +42,11 @@ def dot_kernel(op: Dot | MatMul, node: Apply, name: str) -> Kernel:
     message = f"{op}: inner dimensions do not match"
     lines = [f"def {name}(a, b):", f"    if a.shape[-1] != {inner}:", f"        raise ValueError({message!r})"]
     if dtype in ("float32", "float64"):
-        call = f"np.dot(np.ascontiguousarray(a).astype({t}), np.ascontiguousarray(b).astype({t}))"
+        operands = [
+            f"dot_operand({v})" if var.type.dtype == dtype else f"np.ascontiguousarray({v}).astype({t})"
+            for v, var in (("a", a), ("b", b))
+        ]
+        call = f"np.dot({operands[0]}, {operands[1]})"
         if out.type.ndim == 0:
             lines += [f"    out = np.empty((), {t})", f"    out[()] = {call}", "    return out"]
         else:

@@ -1,8 +1,10 @@
 """Numba kernels of ``DimShuffle``, ``Shape``, ``Shape_i``, ``SpecifyShape`` and ``Reshape``.
 
-``DimShuffle`` is a view, built with ``as_strided`` from the input's shape
-and strides (a new ``'x'`` dimension has stride 0, a dropped one is left
-out). ``Reshape`` reshapes ``np.ascontiguousarray(x)``: a view of a
+``DimShuffle`` is a view: a transpose of all dimensions is ``a.T`` and
+adding or removing size-1 dimensions is a reshape of a C-contiguous array
+(both keep a layout Numba knows, which BLAS and the elemwise fast path
+need); other views are built with ``as_strided`` from the input's shape and
+strides (a new ``'x'`` dimension has stride 0, a dropped one is left out). ``Reshape`` reshapes ``np.ascontiguousarray(x)``: a view of a
 contiguous input, a copy of another (an op's ``view_map`` says its output
 *may* alias its input, so a copy is allowed). ``SpecifyShape`` checks the
 sizes at run time and returns its input.
@@ -11,7 +13,7 @@ sizes at run time and returns its input.
 >>> x = st.dmatrix("x")
 >>> print(kernel_for(x.T.owner, "k").source)
 def k(a):
-    return np.lib.stride_tricks.as_strided(a, shape=(a.shape[1], a.shape[0]), strides=(a.strides[1], a.strides[0]))
+    return a.T
 <BLANKLINE>
 """
 
@@ -31,7 +33,15 @@ def _tuple(items: list[str]) -> str:
 def dimshuffle_kernel(op: DimShuffle, node: Apply, name: str) -> Kernel:
     shape = ["1" if e == "x" else f"a.shape[{e}]" for e in op.new_order]
     strides = ["0" if e == "x" else f"a.strides[{e}]" for e in op.new_order]
-    body = f"np.lib.stride_tricks.as_strided(a, shape={_tuple(shape)}, strides={_tuple(strides)})"
+    nd = op.input_ndim
+    if not op.drop and not op.augment and op.shuffle == tuple(range(nd)):
+        body = "a"
+    elif not op.drop and not op.augment and op.shuffle == tuple(reversed(range(nd))):
+        body = "a.T"  # Numba knows the transpose of a C-contiguous array is F-contiguous (BLAS takes it)
+    elif op.shuffle == tuple(sorted(op.shuffle)) and nd > 0 and len(op.new_order) > 0:
+        body = f"reshaped_view(a, {_tuple(shape)}, {_tuple(strides)})"  # only size-1 dimensions change
+    else:
+        body = f"np.lib.stride_tricks.as_strided(a, shape={_tuple(shape)}, strides={_tuple(strides)})"
     return Kernel(name, f"def {name}(a):\n    return {body}\n")
 
 
