@@ -237,3 +237,28 @@ def test_import_symlab_is_lazy_about_compilation():
         "assert symlab.function is function and 'formats' in dir(symlab)"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_the_plain_call_path_converts_checks_and_reports_like_the_full_path():
+    """Calls without keywords, shared variables, updates or a profile take a generated shortcut."""
+    x, y = st.dvectors("x", "y")
+    col = st.TensorType("float64", (2, 1))("col")
+    single = symlab.function([x, y], x + y)
+    several = symlab.function([x, col], [x * 2.0, col + 1.0])
+    named = symlab.function([x, y], {"sum": x + y, "diff": x - y})
+    assert single._plain_call is not None and several._plain_call is not None
+    np.testing.assert_array_equal(single(np.arange(3.0), [1, 2, 3]), [1.0, 3.0, 5.0])  # a list is converted
+    got = several(np.ones(2), np.zeros((2, 1)))
+    assert isinstance(got, list) and got[1].shape == (2, 1)
+    assert set(named(np.ones(2), np.ones(2))) == {"sum", "diff"}
+    with pytest.raises(TypeError, match=r"bad value for input 1 \('col'\)"):
+        several(np.ones(2), np.zeros((3, 1)))  # the static shape (2, 1) is checked
+    with pytest.raises(TypeError, match="bad value for input 0"):
+        single(np.ones(2, dtype="int64").astype(object), np.ones(2))
+    with pytest.raises(TypeError, match=r"missing a value for input 1 \('y'\)"):
+        single(np.ones(2))
+    with pytest.raises(TypeError, match="takes 2 inputs"):
+        single(np.ones(2), np.ones(2), np.ones(2))
+    with pytest.raises(ValueError, match="do not match"):  # raised while computing: not hidden, not repeated
+        single(np.ones(2), np.ones(3))
+    np.testing.assert_array_equal(single(x=np.ones(2), y=np.ones(2)), [2.0, 2.0])  # keywords: the full path

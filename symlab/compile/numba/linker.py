@@ -473,6 +473,18 @@ class NumbaRunner(NumpyRunner):
         else:
             self._fn = None
 
+    def direct_callable(self) -> Any:
+        """The compiled graph function, when calling it alone is the whole call: ``fn(*inputs) -> tuple``.
+
+        None when the graph has Python steps, copied outputs or runs the NumPy fallback.
+        """
+        if self.numpy_fallback is not None or self._fn is None or self.copied_outputs:
+            return None
+        fn, extra = self._fn, self._extra_args
+        if not extra:
+            return fn
+        return lambda *values: fn(*values, *extra)
+
     # -- calls ---------------------------------------------------------------------------
     def __call__(self, input_values: Sequence[Any]) -> list[Any]:
         if self.numpy_fallback is not None:
