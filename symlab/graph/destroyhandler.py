@@ -365,27 +365,63 @@ def _tolerated(node: Apply, destroyed: int) -> set[int]:
 def _explain_cycle(fgraph: FunctionGraph, a: _Analysis) -> str:
     """Name a reader that needs a destroyer's result but also the value it overwrites.
 
-    The newest destroyers are looked at first: the one just added is the usual culprit.
+    One depth-first walk over the graph's edges and the orderings finds a cycle; every cycle contains an
+    ordering ``reader -> destroyer`` (the graph alone has none), and that pair is named.
     """
-    for destroyer, before in reversed(a.before.items()):
-        downstream = _descendants(fgraph, destroyer)
-        for reader, var in before.items():
-            if reader in downstream:
-                return (
-                    f"{reader} reads {var}, which {destroyer} overwrites, but it also needs the result of "
-                    f"{destroyer}, so it cannot run before it"
-                )
+    must_precede: dict[Apply, list[Apply]] = {}
+    for destroyer, before in a.before.items():
+        for reader in before:
+            must_precede.setdefault(reader, []).append(destroyer)
+
+    def successors(node: Apply) -> list[Apply]:
+        nexts = [c for out in node.outputs for c, _ in fgraph.clients.get(out, ()) if c != "output"]
+        return nexts + must_precede.get(node, [])
+
+    state: dict[Apply, int] = {}  # 1: on the current path, 2: done
+    for start in list(fgraph._nodes):  # insertion order: a deterministic message
+        if start in state:
+            continue
+        path: list[Apply] = [start]
+        iterators = [iter(successors(start))]
+        state[start] = 1
+        while iterators:
+            nxt = next(iterators[-1], None)
+            if nxt is None:
+                state[path.pop()] = 2
+                iterators.pop()
+                continue
+            seen = state.get(nxt)
+            if seen == 1:  # a cycle: from nxt along the path back to nxt
+                return _describe_cycle(path[path.index(nxt) :], a)
+            elif seen is None:
+                state[nxt] = 1
+                path.append(nxt)
+                iterators.append(iter(successors(nxt)))
     return "the nodes that read overwritten values cannot all run before the nodes that overwrite them (cycle)"
 
 
-def _descendants(fgraph: FunctionGraph, node: Apply) -> set[Apply]:
-    found: set[Apply] = set()
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        for out in n.outputs:
-            for client, _ in fgraph.clients.get(out, ()):
-                if client != "output" and client not in found:
-                    found.add(client)
-                    stack.append(client)
-    return found
+def _describe_cycle(cycle: list[Apply], a: _Analysis) -> str:
+    """The cycle ``cycle[0] -> cycle[1] -> ... -> cycle[0]`` in words: its orderings and its data paths."""
+    n = len(cycle)
+    ordering = [a.before.get(cycle[(k + 1) % n], {}).get(cycle[k]) for k in range(n)]  # var of edge k, or None
+    first = next(k for k in range(n) if ordering[k] is not None)
+    cycle, ordering = cycle[first:] + cycle[:first], ordering[first:] + ordering[:first]
+    if sum(v is not None for v in ordering) == 1:  # the usual case: one reader that also needs the result
+        reader, destroyer = cycle[0], cycle[1 % n]
+        return (
+            f"{reader} reads {ordering[0]}, which {destroyer} overwrites, but it also needs the result of "
+            f"{destroyer}, so it cannot run before it (cycle)"
+        )
+    parts = []
+    k = 0
+    while k < n:
+        if ordering[k] is not None:
+            reader, destroyer = cycle[k], cycle[(k + 1) % n]
+            parts.append(f"{reader} must run before {destroyer} (it reads {ordering[k]}, which {destroyer} overwrites)")
+            k += 1
+            continue
+        start = k
+        while k < n and ordering[k] is None:
+            k += 1
+        parts.append(f"{cycle[k % n]} needs the result of {cycle[start]}")
+    return "; ".join(parts) + ": these nodes cannot all run in order (cycle)"
