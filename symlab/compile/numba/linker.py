@@ -79,7 +79,7 @@ def warn_no_kernel(node: Apply, why: str = "") -> None:
     if cls in _warned_ops:
         return
     _warned_ops.add(cls)
-    detail = f": {why}" if why else ""
+    detail = f": {why}" if why and not why.endswith("has no Numba kernel") else ""  # no need to say it twice
     warnings.warn(
         f"symlab: op {node.op} ({cls.__module__}.{cls.__qualname__}) has no Numba kernel{detail}; its nodes run "
         "their Python perform between compiled segments",
