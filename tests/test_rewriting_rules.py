@@ -44,6 +44,8 @@ CASES = {
     "pow_half": (lambda x, y: ((x, y), x ** 0.5), lambda x, y: ((x, y), x ** 1.5)),
     "pow_one": (lambda x, y: ((x, y), T.exp(x) ** 1), lambda x, y: ((x, y), T.exp(x) ** y)),
     "pow_minus_one": (lambda x, y: ((x, y), x ** -1), lambda x, y: ((x, y), x ** -2)),
+    "softplus_expanded": (lambda x, y: ((x, y), T.softplus(x) * y), lambda x, y: ((x, y), T.log1p(T.exp(x)))),
+    "abs_neg": (lambda x, y: ((x, y), T.abs(-x) + y), lambda x, y: ((x, y), T.abs(x - y))),
 }
 
 
@@ -284,3 +286,19 @@ def test_rule_location_is_its_table_row():
     assert path.endswith("canonicalize.py")
     with open(path) as f:
         assert '("mul_div"' in f.read().splitlines()[line - 1]
+
+
+def test_softplus_written_out_shares_its_work_and_stays_exact_at_the_extremes():
+    """specialize: softplus(x) -> max(x, 0) + log1p(exp(-|x|)); softplus(x) and softplus(-x) share one exp and log1p."""
+    import symlab
+
+    x = T.dvector("x")
+    f = symlab.function([x], [T.softplus(x), T.softplus(-x)], mode="NUMPY")
+    (node,) = f.maker.fgraph.toposort()  # one fused node
+    ops = [str(inner.op) for inner in node.op.scalar_op.nodes]
+    assert ops.count("log1p") == 1 and ops.count("exp") == 1 and "softplus" not in ops
+    values = np.array([-800.0, -40.0, -1.0, -1e-300, 0.0, 1e-300, 1.0, 40.0, 800.0, np.inf, -np.inf])
+    for mode in ("NUMPY", "NUMBA"):
+        pos, neg = symlab.function([x], [T.softplus(x), T.softplus(-x)], mode=mode)(values)
+        np.testing.assert_allclose(pos, np.logaddexp(0.0, values), rtol=1e-15, atol=0)
+        np.testing.assert_allclose(neg, np.logaddexp(0.0, -values), rtol=1e-15, atol=0)

@@ -6,10 +6,23 @@
 >>> out, trace = rewrite_graph(x ** 2 + x ** 0.5, include=("specialize",))
 >>> [str(n.op) for n in trace.fgraph.toposort()]
 ['Elemwise{sqr,no_inplace}', 'Elemwise{sqrt,no_inplace}', 'Elemwise{add,no_inplace}']
+
+``softplus`` is written out as the formula its kernels compute,
+``max(x, 0) + log1p(exp(-|x|))``, so that the merge of this phase shares
+``log1p(exp(-|x|))`` between ``softplus(x)`` and ``softplus(-x)``: the
+log-likelihood of a logistic model, once stabilized, needs both, and then
+costs one ``exp`` and one ``log1p`` per element instead of two of each.
+
+>>> out, trace = rewrite_graph(T.softplus(x) + T.softplus(-x), include=("specialize",))
+>>> ops = [str(n.op.scalar_op) for n in trace.fgraph.toposort() if hasattr(n.op, "scalar_op")]
+>>> sorted(set(ops)), ops.count("log1p"), ops.count("exp")
+(['abs', 'add', 'exp', 'log1p', 'maximum', 'neg'], 1, 1)
 """
 
 from __future__ import annotations
 
+from symlab.rewriting.db import register
+from symlab.rewriting.merge import MergeOptimizer
 from symlab.rewriting.rules.table import register_table
 from symlab.tensor import math as M
 
@@ -19,8 +32,11 @@ ROWS = [
     ("pow_half", (M.pow, "x", 0.5), (M.sqrt, "x")),
     ("pow_one", (M.pow, "x", 1), "x"),
     ("pow_minus_one", (M.pow, "x", -1), (M.reciprocal, "x")),
+    ("softplus_expanded", (M.softplus, "x"), lambda x: M.maximum(x, 0) + M.log1p(M.exp(-M.abs(x)))),
+    ("abs_neg", (M.abs, (M.neg, "x")), (M.abs, "x")),
 ]
 
 register_table(ROWS, "specialize")
+register(MergeOptimizer(), "specialize", name="merge_specialize")  # shares what the rows above wrote twice
 
 __all__ = ["ROWS"]
