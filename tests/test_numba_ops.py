@@ -186,6 +186,39 @@ def test_dot_mixed_and_empty():
     check(fn, ref, np.zeros((2, 0), "float32"), np.zeros((0, 4)))
 
 
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int64", "bool"])
+def test_matmul_stacks_and_tensordot(dtype):
+    """Batched matmul (with a broadcast batch dimension) and tensordot over several axis choices."""
+    t3 = st.TensorType(dtype, (None, None, None))
+    a, b, c = t3("a"), t3("b"), t3("c")
+    m = st.TensorType(dtype, (None, None))("m")
+    one = st.TensorType(dtype, (1, None, None))("one")
+    outs = [
+        st.matmul(a, b),
+        st.matmul(a, one),
+        st.tensordot(a, m, axes=[[2], [0]]),
+        st.tensordot(a, c, axes=[[1, 2], [1, 2]]),
+        st.tensordot(a, c, axes=[[0, 1, 2], [0, 1, 2]]),  # every axis summed: a 0-d result
+        st.tensordot(m, a, axes=[[0], [2]]),
+    ]
+    fn, ref = both(("stacks", dtype), [a, b, c, m, one], outs)
+    A, B, C = values(dtype, (2, 3, 4), 1), values(dtype, (2, 4, 3), 2), values(dtype, (2, 3, 4), 3)
+    M, O = values(dtype, (4, 5), 4), values(dtype, (1, 4, 2), 5)
+    check(fn, ref, A, B, C, M, O)
+    check(fn, ref, A[::-1], np.asfortranarray(B), C[:, ::-1], np.ascontiguousarray(M.T).T, O[:, ::-1])
+    check(fn, ref, A[:, :, :0], B[:, :0], C[:, :, :0], M[:0], O[:, :0])  # empty summed axes
+    with pytest.raises(ValueError, match="batch dimension 0"):
+        fn(A, np.concatenate([B, B]), C, M, O)
+    with pytest.raises(ValueError, match="summed axis 1"):
+        fn(A, B, A[:, :2], M, O)
+
+
+def test_matmul_and_tensordot_of_mixed_dtypes():
+    a, b = st.ftensor3("a"), st.dtensor3("b")
+    fn, ref = both("stackmix", [a, b], [st.matmul(a, b), st.tensordot(a, b, axes=[[2], [1]])])
+    check(fn, ref, values("float32", (2, 3, 4), 1), values("float64", (2, 4, 3), 2))
+
+
 def test_shape_ops():
     x = st.dtensor3("x")
     outs = [x.dimshuffle(2, "x", 0, 1), x.shape[0] * x.shape[2], st.shape(x), x.reshape((-1, x.shape[2])) * 2.0, st.flatten(x)]
