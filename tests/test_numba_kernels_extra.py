@@ -529,3 +529,28 @@ def test_function_numba_vs_numpy(functions, layout):
             np.testing.assert_allclose(g, e, rtol=1e-12, atol=1e-300)
     with pytest.raises(IndexError):
         fast(x, np.array([4]), 0, 1)
+
+
+def test_every_op_class_of_symlab_tensor_has_a_numba_kernel():
+    """The issue's rule: one Numba implementation per op of symlab.tensor (bases of other ops excepted)."""
+    import importlib
+    import pkgutil
+
+    import symlab.tensor
+    from symlab.compile.numba import kernels
+    from symlab.graph.op import Op
+
+    for info in pkgutil.iter_modules(symlab.tensor.__path__):
+        importlib.import_module(f"symlab.tensor.{info.name}")
+    kernels._load_standard_kernels()
+
+    def subclasses(cls):
+        for sub in cls.__subclasses__():
+            yield sub
+            yield from subclasses(sub)
+
+    ops = {c for c in subclasses(Op) if c.__module__.startswith("symlab.tensor.")}
+    leaves = {c for c in ops if not any(o is not c and issubclass(o, c) for o in ops)}
+    assert len(leaves) >= 25  # Elemwise, DimShuffle, reductions, products, shapes, indexing, joins, softmax...
+    missing = sorted(c.__qualname__ for c in leaves if not any(base in kernels._REGISTRY for base in c.__mro__))
+    assert missing == []
