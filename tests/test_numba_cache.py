@@ -160,3 +160,39 @@ def test_cache_logging(tmp_path, monkeypatch, caplog):
     with caplog.at_level("DEBUG", logger="symlab.cache"):
         symlab.function([x], x * 7.25)
     assert any("new key" in r.getMessage() for r in caplog.records)
+
+
+SHARED_KERNELS = """
+import json
+import numpy as np
+import symlab, symlab.tensor as st
+x, y = st.dvectors("x", "y")
+out = (st.exp(x) * y).sum() * {factor} + st.dot(x, y)
+f = symlab.function([x, y], out)
+info = f._runner.compile_info
+value = float(f(np.linspace(0, 1, 4), np.linspace(1, 2, 4)))
+print(json.dumps({{"hit": info.cache_hit, "compiled": info.kernels_compiled, "loaded": info.kernels_loaded,
+                  "kernels": len(f._runner.generated.kernels), "value": value}}))
+"""
+
+
+def test_a_new_graph_loads_the_kernels_other_graphs_compiled(tmp_path):
+    """Each kernel is a cache entry of its own: a changed graph compiles its new kernels and graph function only."""
+
+    def run_shared(factor):
+        env = dict(os.environ, SYMLAB_CACHE_DIR=str(tmp_path))
+        code = SHARED_KERNELS.format(factor=factor)
+        done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr[-3000:]
+        return json.loads(done.stdout.strip().splitlines()[-1])
+
+    a = np.linspace(0, 1, 4)
+    b = np.linspace(1, 2, 4)
+    first = run_shared(0.5)
+    assert first["hit"] is False and first["compiled"] == first["kernels"] >= 3 and first["loaded"] == 0
+    changed = run_shared(0.25)  # only the kernel that multiplies by the constant differs
+    assert changed["hit"] is False and changed["compiled"] == 1 and changed["loaded"] == changed["kernels"] - 1
+    again = run_shared(0.25)  # the graph function compiled with loaded kernels loads and runs
+    assert again["hit"] is True and again["compiled"] == 0
+    for got, factor in ((first, 0.5), (changed, 0.25), (again, 0.25)):
+        assert np.isclose(got["value"], (np.exp(a) * b).sum() * factor + a @ b, rtol=1e-14)

@@ -1,7 +1,8 @@
 """The disk cache of generated graph modules and of Numba's machine code for them.
 
-A graph's generated module (see :mod:`symlab.compile.numba.linker`) is
-written to ``<dir>/<key>/graph_<key>.py`` and imported from that path, so
+A generated module (a graph's, a kernel's or the register machine's; see
+:mod:`symlab.compile.numba.linker`) is written to
+``<dir>/<key>/graph_<key>.py`` and imported from that path, so
 Numba's own ``cache=True`` stores the compiled code in the ``__pycache__``
 folder beside it. ``<dir>`` is ``~/.cache/symlab`` unless ``SYMLAB_CACHE_DIR``
 says otherwise; ``<key>`` is a stable hash of the generated source, Numba's
@@ -166,14 +167,21 @@ def prepare_entry(
             entry.wipe_compiled()
         elif not entry.has_index():
             entry.miss_reason = INDEX_MISSING
+            # Compile every function of the module anew: the cached code of a function compiled while a parallel
+            # function it calls was loaded from the cache crashes Numba when it is loaded again.
+            entry.wipe_compiled()
     if entry.miss_reason is not None:
         log.debug("symlab cache: entry %s: %s", key, entry.miss_reason)
     return entry
 
 
-def import_entry(entry: CacheEntry, fresh: bool = False) -> ModuleType:
-    """Import the entry's module from its path (reused from ``sys.modules`` unless ``fresh``)."""
-    name = f"symlab_graph_{entry.key}"
+def import_entry(entry: CacheEntry, fresh: bool = False, name: str | None = None) -> ModuleType:
+    """Import the entry's module from its path (reused from ``sys.modules`` unless ``fresh``).
+
+    ``name`` is the module's name in ``sys.modules`` (default ``symlab_graph_<key>``): a kernel module is
+    registered under the name the graph modules import it by.
+    """
+    name = name or f"symlab_graph_{entry.key}"
     module = sys.modules.get(name)
     if module is not None and not fresh:
         return module
