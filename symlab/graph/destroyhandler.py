@@ -121,6 +121,8 @@ class DestroyHandler:
         self._destroyers: dict[Apply, None] = {}
         self._viewers: dict[Apply, None] = {}
         self._analysis: _Analysis | None = None
+        #: ``(view_i, view_o)``: which variables are views of which; rebuilt only when a view changes.
+        self._views: tuple[dict[Variable, list[Variable]], dict[Variable, list[Variable]]] | None = None
 
     # -- feature callbacks --------------------------------------------------------------------
     def on_attach(self, fgraph: FunctionGraph) -> None:
@@ -152,16 +154,20 @@ class DestroyHandler:
         self._destroyers.clear()
         self._viewers.clear()
         self._analysis = None
+        self._views = None
 
     def on_import(self, fgraph: FunctionGraph, node: Apply, reason: str | None = None) -> None:
         self._track(node)
 
     def on_prune(self, fgraph: FunctionGraph, node: Apply, reason: str | None = None) -> None:
         self._destroyers.pop(node, None)
-        self._viewers.pop(node, None)
+        if self._viewers.pop(node, False) is None:
+            self._views = None
         self._analysis = None
 
     def on_change_input(self, fgraph: FunctionGraph, node: Any, i: int, old: Any, new: Any, reason: Any = None) -> None:
+        if node in self._viewers:
+            self._views = None
         self._analysis = None
 
     def _track(self, node: Apply) -> None:
@@ -169,12 +175,27 @@ class DestroyHandler:
             self._destroyers[node] = None
         if getattr(node.op, "view_map", None):
             self._viewers[node] = None
+            self._views = None
         self._analysis = None
+
+    def _view_maps(self) -> tuple[dict[Variable, list[Variable]], dict[Variable, list[Variable]]]:
+        """``(view_i, view_o)``: ``var -> [vars it is a view of]`` and the reverse (cached until a view changes)."""
+        if self._views is None:
+            view_i: dict[Variable, list[Variable]] = {}
+            view_o: dict[Variable, list[Variable]] = {}
+            for node in self._viewers:
+                for out_index, out in enumerate(node.outputs):
+                    for i in viewed_inputs(node, out_index):
+                        inp = node.inputs[i]
+                        view_i.setdefault(out, []).append(inp)
+                        view_o.setdefault(inp, []).append(out)
+            self._views = (view_i, view_o)
+        return self._views
 
     # -- queries ---------------------------------------------------------------------------------
     def roots(self, var: Variable) -> list[Variable]:
         """The variables, views of nothing, whose memory ``var`` shares."""
-        view_i = self._analyse().view_i
+        view_i = self._view_maps()[0]
         found: dict[Variable, None] = {}
         seen = {var}
         stack = [var]
@@ -203,7 +224,7 @@ class DestroyHandler:
         return self._impact(self.roots(var))
 
     def _impact(self, roots: Iterable[Variable]) -> list[Variable]:
-        view_o = self._analyse().view_o
+        view_o = self._view_maps()[1]
         found: dict[Variable, None] = {}
         stack = list(reversed(list(roots)))
         while stack:
@@ -215,14 +236,18 @@ class DestroyHandler:
         return list(found)
 
     def destroyers(self, var: Variable) -> list[Apply]:
-        """The nodes that overwrite the memory of ``var`` (or of any alias of it)."""
+        """The nodes that overwrite the memory of ``var`` (or of any alias of it).
+
+        Found locally, among the readers of ``var``'s aliases (no analysis of the whole graph).
+        """
         if not self._destroyers:
             return []
-        analysis = self._analyse()
+        clients = self._graph().clients
         found: dict[Apply, None] = {}
-        for root in self.roots(var):
-            for node in analysis.root_destroyers.get(root, ()):
-                found[node] = None
+        for alias in self.aliases(var):
+            for client, i in clients.get(alias, ()):
+                if client != "output" and client in self._destroyers and i in destroyed_inputs(client):
+                    found[client] = None
         return list(found)
 
     def has_destroyers(self, variables: Iterable[Variable]) -> bool:
@@ -294,13 +319,8 @@ class DestroyHandler:
             return self._analysis
         fgraph = self._graph()
         a = _Analysis()
-        for node in self._viewers:
-            for out_index, out in enumerate(node.outputs):
-                for i in viewed_inputs(node, out_index):
-                    inp = node.inputs[i]
-                    a.view_i.setdefault(out, []).append(inp)
-                    a.view_o.setdefault(inp, []).append(out)
-        self._analysis = a  # roots() and _impact() below read the view maps
+        a.view_i, a.view_o = self._view_maps()
+        self._analysis = a
         for node in self._destroyers:
             self._analyse_destroyer(fgraph, node, a)
         return a
