@@ -331,7 +331,7 @@ class Function:
         self._plain_call = None if (self._shared or self._updates or self.profile is not None) else self._make_plain_call()
 
     def _make_plain_call(self) -> Any:
-        """A function of the inputs, generated for this signature, that checks and runs them (or None).
+        """A function of the inputs, generated for this signature, that checks them and runs the graph.
 
         An input that is already an ndarray of the right dtype and rank (and no static sizes to check) is
         passed on after three cheap tests; any other goes through its type's ``filter``, which raises the
