@@ -35,12 +35,11 @@ subclass naming the node (and the rewrite that created the node, if any).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from time import perf_counter
 from typing import Any
 
 import numpy as np
 
-from symlab.compile.linker_numpy import NumpyLinker, NumpyRunner, annotate_node_error, copy_value
+from symlab.compile.linker_numpy import NumpyLinker, NumpyRunner, copy_value
 from symlab.graph.basic import Apply, Constant, Variable
 from symlab.graph.fg import FunctionGraph
 
@@ -167,20 +166,11 @@ class DebugRunner(NumpyRunner):
 
     # -- per node -----------------------------------------------------------------------
     def execute(self) -> None:
-        n = len(self.nodes)
         stats = self.profile.nodes if self.profile is not None else None
         for k, (perform, node, ins, outs) in enumerate(self.thunks):
             args = [c[0] for c in ins]
             originals = [copy_value(a) for a in args]
-            started = perf_counter()
-            try:
-                perform(node, args, outs)
-            except Exception as err:
-                annotate_node_error(err, k, n, node, args)
-                raise
-            if stats is not None:  # the node's own run only, not the checks
-                stats[k].seconds += perf_counter() - started
-                stats[k].calls += 1
+            self.run_node(k, perform, node, args, outs, stats)  # timed alone, without the checks
             results = [c[0] for c in outs]
             self._check_types(k, node, results)
             self._check_destroy(k, node, originals, args)

@@ -147,32 +147,21 @@ class NumpyRunner:
 
     def execute(self) -> None:
         """Run every node once, in order, reading and writing the storage cells."""
-        if self.profile is not None:
-            self.execute_profiled()
-            return
-        for perform, node, ins, outs in self.thunks:
-            args = [c[0] for c in ins]
-            try:
-                perform(node, args, outs)
-            except Exception as err:
-                annotate_node_error(err, self.nodes.index(node), len(self.nodes), node, args)
-                raise
-
-    def execute_profiled(self) -> None:
-        """:meth:`execute`, timing each node into ``self.profile.nodes``."""
-        stats = self.profile.nodes
+        stats = self.profile.nodes if self.profile is not None else None
         for k, (perform, node, ins, outs) in enumerate(self.thunks):
-            args = [c[0] for c in ins]
-            started = perf_counter()
-            try:
-                perform(node, args, outs)
-            except Exception as err:
-                annotate_node_error(err, k, len(self.nodes), node, args)
-                raise
-            finally:
-                s = stats[k]
-                s.seconds += perf_counter() - started
-                s.calls += 1
+            self.run_node(k, perform, node, [c[0] for c in ins], outs, stats)
+
+    def run_node(self, k: int, perform: Any, node: Apply, args: list[Any], outs: list[list[Any]], stats: Any) -> None:
+        """Run node ``k``: an error names the node and its inputs; with ``stats``, its time goes to ``stats[k]``."""
+        started = perf_counter()
+        try:
+            perform(node, args, outs)
+        except Exception as err:
+            annotate_node_error(err, k, len(self.nodes), node, args)
+            raise
+        if stats is not None:
+            stats[k].seconds += perf_counter() - started
+            stats[k].calls += 1
 
 
 class NumpyLinker:

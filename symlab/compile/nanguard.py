@@ -19,12 +19,11 @@ symlab.compile.nanguard.NanGuardError: NanGuard: node 0 (Elemwise{log,no_inplace
 from __future__ import annotations
 
 from collections.abc import Sequence
-from time import perf_counter
 from typing import Any
 
 import numpy as np
 
-from symlab.compile.linker_numpy import NumpyLinker, NumpyRunner, annotate_node_error
+from symlab.compile.linker_numpy import NumpyLinker, NumpyRunner
 from symlab.graph.fg import FunctionGraph
 
 
@@ -88,19 +87,10 @@ class NanGuardRunner(NumpyRunner):
     big_is_error: float | None = None
 
     def execute(self) -> None:
-        n = len(self.nodes)
         stats = self.profile.nodes if self.profile is not None else None
         for k, (perform, node, ins, outs) in enumerate(self.thunks):
             args = [c[0] for c in ins]
-            started = perf_counter()
-            try:
-                perform(node, args, outs)
-            except Exception as err:
-                annotate_node_error(err, k, n, node, args)
-                raise
-            if stats is not None:
-                stats[k].seconds += perf_counter() - started
-                stats[k].calls += 1
+            self.run_node(k, perform, node, args, outs, stats)
             for j, cell in enumerate(outs):
                 found = _problems(cell[0], self.nan_is_error, self.inf_is_error, self.big_is_error)
                 if found:
