@@ -190,7 +190,15 @@ def _ops_of(op: ScalarOp) -> list[ScalarOp]:
 
 @register_kernel(Elemwise)
 def elemwise_kernel(op: Elemwise, node: Apply, name: str) -> Kernel:
-    """The loop kernel of an ``Elemwise`` node (see the module's docstring)."""
+    """The loop kernel of an ``Elemwise`` node (see the module's docstring).
+
+    A node that computes a transcendental function NumPy has a vectorised
+    loop for gets the blocked kernel of :mod:`~symlab.compile.numba.kernels_blocked`.
+    """
+    from symlab.compile.numba.kernels_blocked import blocked_kernel, uses_loops
+
+    if uses_loops(node):
+        return blocked_kernel(op, node, name)
     ins, outs = node.inputs, node.outputs
     for v in [*ins, *outs]:
         _check_dtype(v.type.dtype, str(op))

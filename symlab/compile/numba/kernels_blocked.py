@@ -1,0 +1,482 @@
+r"""Elemwise kernels that call NumPy's vectorised loops, one cache-sized block at a time.
+
+An ``Elemwise`` whose scalar op computes an ``exp``, ``log1p``, ``sin``... on
+a float dtype gets this kernel instead of the plain fused loop of
+:mod:`~symlab.compile.numba.kernels_elemwise`. The output is computed in
+blocks of :data:`BLOCK` elements. Within a block the scalar graph runs in
+*stages*:
+
+* an **inline stage** is one loop over the block computing as many scalar
+  nodes as are ready, in registers, storing only values that a later stage
+  reads into small scratch rows (``s_float64[k, i]``);
+* a **loop stage** calls NumPy's own inner loop of one transcendental
+  function (:mod:`~symlab.compile.numba.ufunc_loops`) on a whole block row.
+
+So a fused chain still makes no full-size temporaries (the scratch rows are
+a few kilobytes and stay in the CPU cache), each transcendental function
+runs at NumPy's vectorised speed, and the result has the bits NumPy (and
+symlab's NUMPY mode) computes on contiguous data, whatever the layout of the
+inputs: every path (contiguous, strided, broadcast, 0-d) goes through the
+same block code, and the loops always get unit-stride rows (a strided input
+a loop reads is first copied into scratch). NumPy itself may differ in the
+last bit on a negative-stride input, where its loop takes another path.
+
+Scheduling is greedy: each inline stage takes every scalar node whose inputs
+are ready, then every ready transcendental node gets its loop stage. On
+``exp(-x**2)*sin(y) + log1p(x*x)*0.5`` that gives two passes over a block and
+three loop calls. A scratch row is reused once its value has been read for
+the last time. From :data:`PARALLEL_MIN_SIZE` elements on (contiguous
+inputs), chunks of :data:`CHUNK` elements run on all cores (``numba.prange``)
+for the kernels the plain loops would run in parallel (one output, at least
+three operations): ``parallel=True`` costs Numba about 0.4 s of compile.
+
+>>> import symlab.tensor as st
+>>> from symlab.compile.numba.kernels import kernel_for
+>>> x = st.dvector("x")
+>>> print(kernel_for(st.exp(x).owner, "k").source)  # doctest: +ELLIPSIS
+def k_block(lo, m, v0, o0):
+    ufunc_loops.exp_float64(v0[lo:lo + m], o0[lo:lo + m])
+<BLANKLINE>
+def k_block_rows(lo, m, v0, o0, s_float64):
+    for i in range(m):
+        x0 = v0[lo + i]
+        s_float64[0, i] = np.float64(x0)
+    ufunc_loops.exp_float64(s_float64[0, :m], o0[lo:lo + m])
+<BLANKLINE>
+def k(a0):
+    n0 = a0.shape[0]
+    out0 = np.empty((n0,), np.float64)
+    if a0.flags.c_contiguous:
+        f0 = np.ravel(a0)
+        g0 = out0.reshape(out0.size)
+        size = g0.size
+        for lo in range(0, size, 1024):
+            k_block(lo, min(1024, size - lo), f0, g0)
+        return out0
+    s_float64 = np.empty((1, 1024), np.float64)
+    for lo in range(0, n0, 1024):
+        k_block_rows(lo, min(1024, n0 - lo), a0, out0, s_float64)
+    return out0
+<BLANKLINE>
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from symlab.compile.numba.kernels import Kernel, NoKernel
+from symlab.compile.numba.kernels_elemwise import (
+    PARALLEL_MIN_SIZE,
+    _check_dtype,
+    _literal,
+    _np_type,
+    _returned,
+    _with_helpers,
+    _worth_parallel,
+    scalar_expression,
+)
+from symlab.graph.basic import Apply, Constant
+from symlab.scalar.basic import Cast, ScalarOp
+from symlab.scalar.composite import Composite
+from symlab.tensor.elemwise import Elemwise
+
+#: Elements per block: scratch rows of 8 KB for float64.
+BLOCK = 1024
+#: Elements per parallel work item.
+CHUNK = 16 * BLOCK
+
+Ref = tuple  # ("in", k) | ("const", Constant) | ("t", j)
+
+
+@dataclass
+class _Node:
+    """One scalar node of the kernel: ``output = op(*inputs)``."""
+
+    op: ScalarOp
+    inputs: list[Ref]
+    output: Ref
+    in_dtypes: list[str]
+    dtype: str
+    loop: bool
+
+
+@dataclass
+class _Stage:
+    """An inline stage (several nodes, one loop over the block) or a loop stage (one node)."""
+
+    inline: bool
+    nodes: list[_Node] = field(default_factory=list)
+
+
+def _loop_names() -> set[tuple[str, str]]:
+    from symlab.compile.numba.ufunc_loops import AVAILABLE  # imports Numba: only when kernels are made
+
+    return set(AVAILABLE)
+
+
+def _scalar_nodes(op: ScalarOp, node: Apply) -> tuple[list[_Node], list[Ref], dict[Ref, str]]:
+    """The scalar nodes of ``op``, its output refs, and the dtype of every ref."""
+    available = _loop_names()
+    dtypes: dict[Ref, str] = {("in", k): v.type.dtype for k, v in enumerate(node.inputs)}
+
+    def is_loop(sop: ScalarOp, in_dtypes: list[str], dtype: str) -> bool:
+        return (
+            type(sop) is ScalarOp
+            and not isinstance(sop, Cast)
+            and in_dtypes == [dtype]
+            and (sop.name, dtype) in available
+        )
+
+    if not isinstance(op, Composite):
+        in_dtypes = [v.type.dtype for v in node.inputs]
+        dtype = node.outputs[0].type.dtype
+        refs = [("in", k) for k in range(len(node.inputs))]
+        dtypes[("t", 0)] = dtype
+        return [_Node(op, refs, ("t", 0), in_dtypes, dtype, is_loop(op, in_dtypes, dtype))], [("t", 0)], dtypes
+    names: dict = {v: ("in", k) for k, v in enumerate(op.inputs)}
+
+    def ref(v) -> Ref:  # type: ignore[no-untyped-def]
+        if isinstance(v, Constant):
+            r = ("const", v)
+            dtypes[r] = v.type.dtype
+            return r
+        return names[v]
+
+    nodes = []
+    for j, inner in enumerate(op.nodes):
+        out = inner.outputs[0]
+        refs = [ref(v) for v in inner.inputs]
+        in_dtypes = [v.type.dtype for v in inner.inputs]
+        names[out] = ("t", j)
+        dtypes[("t", j)] = out.type.dtype
+        nodes.append(_Node(inner.op, refs, ("t", j), in_dtypes, out.type.dtype, is_loop(inner.op, in_dtypes, out.type.dtype)))
+    return nodes, [ref(o) for o in op.outputs], dtypes
+
+
+def uses_loops(node: Apply) -> bool:
+    """Whether ``node`` (an ``Elemwise``) gets a blocked kernel: it computes a function NumPy has a loop for."""
+    op = node.op
+    if not isinstance(op, Elemwise):
+        return False
+    inner = op.scalar_op.nodes if isinstance(op.scalar_op, Composite) else None
+    available = _loop_names()
+    ops = [(n.op, n.outputs[0].type.dtype, [v.type.dtype for v in n.inputs]) for n in inner] if inner is not None else [
+        (op.scalar_op, node.outputs[0].type.dtype, [v.type.dtype for v in node.inputs])
+    ]
+    return any(type(o) is ScalarOp and ins == [d] and (o.name, d) in available for o, d, ins in ops)
+
+
+def _schedule(nodes: list[_Node]) -> list[_Stage]:
+    """Stages: all ready inline nodes, then each ready loop node, until every node is placed."""
+    ready: set[Ref] = set()
+    for n in nodes:
+        ready.update(r for r in n.inputs if r[0] != "t")
+    remaining = list(nodes)
+    stages: list[_Stage] = []
+    while remaining:
+        stage = _Stage(inline=True)
+        progress = True
+        while progress:
+            progress = False
+            for n in list(remaining):
+                if not n.loop and all(r in ready for r in n.inputs):
+                    stage.nodes.append(n)
+                    ready.add(n.output)
+                    remaining.remove(n)
+                    progress = True
+        if stage.nodes:
+            stages.append(stage)
+        loops = [n for n in remaining if n.loop and all(r in ready for r in n.inputs)]
+        for n in loops:
+            stages.append(_Stage(inline=False, nodes=[n]))
+            ready.add(n.output)
+            remaining.remove(n)
+    return stages
+
+
+class _Plan:
+    """Where every value lives during a block, and the code of the block function."""
+
+    def __init__(
+        self,
+        nodes: list[_Node],
+        outputs: list[Ref],
+        dtypes: dict[Ref, str],
+        out_dtypes: list[str],
+        broadcast: list[bool],
+        inplace: bool,
+        contiguous_rows: bool,
+    ) -> None:
+        self.dtypes = dtypes
+        self.out_dtypes = out_dtypes
+        self.n_in = len(broadcast)
+        self.broadcast = broadcast
+        self.outputs = outputs
+        self.helpers: set[str] = set()
+        self.stages = _schedule(nodes)
+        producer: dict[Ref, int] = {}
+        for s, stage in enumerate(self.stages):
+            for n in stage.nodes:
+                producer[n.output] = s
+        # A loop reads a copy made in scratch by a first inline stage of a constant, of an input broadcast
+        # along the rows, and of any input when rows may be strided (``contiguous_rows`` false): NumPy's
+        # loops are given unit strides, as NumPy's own iterator gives them (its loops may take another
+        # code path, with other last bits, on a negative or large stride).
+        self.materialized: list[Ref] = []
+        for stage in self.stages:
+            if not stage.inline:
+                r = stage.nodes[0].inputs[0]
+                if r[0] != "t" and r not in self.materialized and (r[0] == "const" or broadcast[r[1]] or not contiguous_rows):
+                    self.materialized.append(r)
+        if self.materialized:
+            if not self.stages or not self.stages[0].inline:
+                self.stages.insert(0, _Stage(inline=True))
+                producer = {k: v + 1 for k, v in producer.items()}
+            for r in self.materialized:
+                producer[r] = 0
+        # Outputs: written where produced, unless the kernel works in place (then everything is written in
+        # a final stage, after every read of the destroyed inputs) or the output is not computed here.
+        self.direct: dict[Ref, int] = {}  # ref -> output index written directly by its producer
+        self.final: list[tuple[int, Ref]] = []
+        for k, r in enumerate(outputs):
+            if not inplace and r[0] == "t" and r not in self.direct:
+                self.direct[r] = k
+            else:
+                self.final.append((k, r))
+        if self.final:
+            self.stages.append(_Stage(inline=True))
+        end = len(self.stages) - 1
+        last_use: dict[Ref, int] = {}
+        for s, stage in enumerate(self.stages):
+            for n in stage.nodes:
+                for r in n.inputs:
+                    last_use[r] = s
+        for _, r in self.final:
+            last_use[r] = end
+        # Scratch rows: a value read outside the stage that made it, or the output of a loop, gets one
+        # (unless it is written straight into an output row); freed after its last read.
+        self.scratch: dict[Ref, tuple[str, int]] = {}
+        self.rows: dict[str, int] = {}
+        free: dict[str, list[int]] = {}
+        for s, stage in enumerate(self.stages):
+            for r, u in last_use.items():
+                if u == s and r in self.scratch and producer.get(r, -1) < s:
+                    dtype, row = self.scratch[r]
+                    free.setdefault(dtype, []).append(row)
+            made = [n.output for n in stage.nodes] + ([r for r in self.materialized] if s == 0 else [])
+            for r in made:
+                needs = (not stage.inline or last_use.get(r, s) > s) and r not in self.direct
+                if needs:
+                    dtype = dtypes[r]
+                    rows = free.setdefault(dtype, [])
+                    if rows:
+                        row = rows.pop()
+                    else:
+                        row = self.rows.get(dtype, 0)
+                        self.rows[dtype] = row + 1
+                    self.scratch[r] = (dtype, row)
+        self.producer = producer
+
+    # -- code --------------------------------------------------------------------------------
+    def scratch_names(self) -> list[str]:
+        return [f"s_{d}" for d in sorted(self.rows)]
+
+    def block_source(self, name: str) -> str:
+        """``def name(lo, m, v0.., o0.., s_<dtype>..)``: compute outputs ``lo:lo+m`` of the rows."""
+        args = ["lo", "m", *[f"v{k}" for k in range(self.n_in)], *[f"o{k}" for k in range(len(self.outputs))]]
+        args += self.scratch_names()
+        broadcast = self.broadcast
+        lines = [f"def {name}({', '.join(args)}):"]
+        for s, stage in enumerate(self.stages):
+            if stage.inline:
+                lines += self._inline(s, stage, broadcast)
+            else:
+                lines.append("    " + self._loop(stage.nodes[0], broadcast))
+        if len(lines) == 1:
+            lines.append("    pass")
+        return "\n".join(lines) + "\n"
+
+    def _slice(self, r: Ref, broadcast: list[bool]) -> str:
+        if r in self.scratch:
+            dtype, row = self.scratch[r]
+            return f"s_{dtype}[{row}, :m]"
+        if r in self.direct:
+            return f"o{self.direct[r]}[lo:lo + m]"
+        if r[0] == "in" and not broadcast[r[1]]:
+            return f"v{r[1]}[lo:lo + m]"
+        raise NoKernel(f"blocked kernel: no row for {r}")  # pragma: no cover - the plan puts every loop operand in a row
+
+    def _loop(self, n: _Node, broadcast: list[bool]) -> str:
+        src = n.inputs[0]
+        if src[0] == "in" and broadcast[src[1]] and src not in self.scratch:
+            raise NoKernel("blocked kernel: a broadcast input feeds a loop")  # pragma: no cover
+        return f"ufunc_loops.{n.op.name}_{n.dtype}({self._slice(src, broadcast)}, {self._slice(n.output, broadcast)})"
+
+    def _inline(self, s: int, stage: _Stage, broadcast: list[bool]) -> list[str]:
+        local: dict[Ref, str] = {}
+        loads: list[str] = []
+
+        def read(r: Ref) -> str:
+            if r in local:
+                return local[r]
+            if r[0] == "const":
+                return _literal(r[1])
+            if r[0] == "in":
+                k = r[1]
+                name = f"x{k}"
+                loads.append(f"{name} = v{k}[{'0' if broadcast[k] else 'lo + i'}]")
+            elif r in self.scratch:
+                dtype, row = self.scratch[r]
+                name = f"t{r[1]}"
+                loads.append(f"{name} = s_{dtype}[{row}, i]")
+            else:
+                name = f"t{r[1]}"
+                loads.append(f"{name} = o{self.direct[r]}[lo + i]")
+            local[r] = name
+            return name
+
+        body: list[str] = []
+        stores: list[str] = []
+        for n in stage.nodes:
+            expr = scalar_expression(n.op, [read(r) for r in n.inputs], n.in_dtypes, n.dtype, self.helpers)
+            name = f"t{n.output[1]}"
+            body.append(f"{name} = {expr}")
+            local[n.output] = name
+            if n.output in self.direct:
+                stores.append(f"o{self.direct[n.output]}[lo + i] = {name}")
+            if n.output in self.scratch:
+                dtype, row = self.scratch[n.output]
+                stores.append(f"s_{dtype}[{row}, i] = {name}")
+        if s == 0:
+            for r in self.materialized:
+                dtype, row = self.scratch[r]
+                stores.append(f"s_{dtype}[{row}, i] = {_np_type(dtype)}({read(r)})")
+        if s == len(self.stages) - 1:
+            for k, r in self.final:
+                stores.append(f"o{k}[lo + i] = {_np_type(self.out_dtypes[k])}({read(r)})")
+        if not body and not stores:
+            return []
+        return ["    for i in range(m):"] + [f"        {line}" for line in loads + body + stores]
+
+
+def blocked_kernel(op: Elemwise, node: Apply, name: str) -> Kernel:
+    """The blocked kernel of an ``Elemwise`` node (see the module's docstring)."""
+    ins, outs = node.inputs, node.outputs
+    for v in [*ins, *outs]:
+        _check_dtype(v.type.dtype, str(op))
+    nd = outs[0].type.ndim
+    n_in, n_out = len(ins), len(outs)
+    destroyed = dict(op.inplace_pattern)
+    out_static = outs[0].type.shape
+
+    # How each input is read along a row: the fast path flattens full-shape inputs and reads broadcast
+    # single elements at [0]; the row path walks the last dimension, where a static size of 1 broadcasts.
+    kinds = []
+    for v in ins:
+        if all(s == 1 for s in v.type.shape):
+            kinds.append("scalar")
+        elif all(s != 1 or out_static[d] == 1 for d, s in enumerate(v.type.shape)):
+            kinds.append("full")
+        else:
+            kinds.append("partial")
+    fast = "partial" not in kinds
+    fast_bcast = [k == "scalar" for k in kinds]
+    row_bcast = [nd == 0 or v.type.shape[-1] == 1 for v in ins]
+    nodes, out_refs, dtypes = _scalar_nodes(op.scalar_op, node)
+    out_dtypes = [o.type.dtype for o in outs]
+    flat_plan = rows_plan = None
+    if fast or nd == 0:
+        flat_plan = _Plan(nodes, out_refs, dtypes, out_dtypes, fast_bcast, bool(destroyed), contiguous_rows=True)
+    if nd > 0:
+        rows_plan = _Plan(nodes, out_refs, dtypes, out_dtypes, row_bcast, bool(destroyed), contiguous_rows=False)
+    # One block function per path, or one for both when they would be the same code.
+    sources: list[str] = []
+    rows_suffix = "_rows"
+    if flat_plan is not None:
+        sources.append(flat_plan.block_source(f"{name}_block"))
+    if rows_plan is not None:
+        rows_source = rows_plan.block_source(f"{name}_block_rows")
+        if flat_plan is not None and rows_source == flat_plan.block_source(f"{name}_block_rows"):
+            rows_suffix = ""
+        else:
+            sources.append(rows_source)
+    helpers = set().union(*(p.helpers for p in (flat_plan, rows_plan) if p is not None))
+
+    def allocs(plan: _Plan | None) -> list[str]:
+        assert plan is not None
+        return [f"s_{d} = np.empty(({plan.rows[d]}, {BLOCK}), {_np_type(d)})" for d in sorted(plan.rows)]
+
+    a = [f"a{i}" for i in range(n_in)]
+    lines = [f"def {name}({', '.join(a)}):"]
+    sizes = []
+    for d in range(nd):
+        full = [i for i in range(n_in) if ins[i].type.shape[d] != 1]
+        if not full:
+            sizes.append("1")
+            continue
+        lines.append(f"    n{d} = a{full[0]}.shape[{d}]")
+        for i in full[1:]:
+            lines.append(f"    if a{i}.shape[{d}] != n{d}:")
+            message = (
+                f"{op}: input shapes do not match in dimension {d}; a size-1 dimension broadcasts only when its "
+                "static shape is 1 (use specify_shape or a broadcastable type)"
+            )
+            lines.append(f"        raise ValueError({message!r})")
+        sizes.append(f"n{d}")
+    shape = "()" if nd == 0 else ("(" + ", ".join(sizes) + ",)")
+    for k, o in enumerate(outs):
+        lines.append(f"    out{k} = a{destroyed[k]}" if k in destroyed else f"    out{k} = np.empty({shape}, {_np_type(o.type.dtype)})")
+    flat_args = ", ".join([*[f"f{k}" for k in range(n_in)], *[f"g{k}" for k in range(n_out)], *(flat_plan.scratch_names() if flat_plan else [])])
+    parallel = nd > 0 and fast and _worth_parallel(op)  # parallel=True costs a few tenths of a second of compile
+
+    def span(indent: str, start: str, stop: str, args: str, suffix: str = "") -> list[str]:
+        return [
+            f"{indent}for lo in range({start}, {stop}, {BLOCK}):",
+            f"{indent}    {name}_block{suffix}(lo, min({BLOCK}, {stop} - lo), {args})",
+        ]
+
+    def flat(indent: str) -> list[str]:
+        body = [f"{indent}f{k} = np.ravel(a{k})" for k in range(n_in)]
+        for k in range(n_out):
+            # a fresh output is C-contiguous for Numba; one written in place may be of unknown layout
+            flat_view = f"reshaped_view(out{k}, (out{k}.size,), (out{k}.itemsize,))" if k in destroyed else f"out{k}.reshape(out{k}.size)"
+            body.append(f"{indent}g{k} = {flat_view}")
+        body.append(f"{indent}size = g0.size")
+        if parallel:
+            body.append(f"{indent}if size >= {PARALLEL_MIN_SIZE}:")
+            body.append(f"{indent}    for c in numba.prange((size + {CHUNK - 1}) // {CHUNK}):")
+            body += [f"{indent}        {s}" for s in allocs(flat_plan)]
+            body += span(f"{indent}        ", f"c * {CHUNK}", f"min(size, (c + 1) * {CHUNK})", flat_args)
+            body.append(f"{indent}    return {_returned(n_out)}")
+        body += [f"{indent}{s}" for s in allocs(flat_plan)]
+        body += span(indent, "0", "size", flat_args)
+        body.append(f"{indent}return {_returned(n_out)}")
+        return body
+
+    if nd == 0:
+        lines += flat("    ")
+        return Kernel(name, _with_helpers(sources + ["\n".join(lines)], helpers))
+    if fast:
+        checks = [f"a{i}.flags.c_contiguous" for i in range(n_in) if kinds[i] == "full"]
+        checks += [f"out{k}.flags.c_contiguous" for k in destroyed]
+        lines.append(f"    if {' and '.join(checks) if checks else 'True'}:")
+        lines += flat("        ")
+    # The row path: the last dimension in blocks, one row at a time.
+    lines += [f"    {s}" for s in allocs(rows_plan)]
+    outer = ", ".join(f"j{d}" for d in range(nd - 1))
+    for d in range(nd - 1):
+        lines.append("    " * (d + 1) + f"for j{d} in range({sizes[d]}):")
+    indent = "    " * nd
+    row_args = []
+    for k, v in enumerate(ins):
+        idx = ", ".join("0" if v.type.shape[d] == 1 else f"j{d}" for d in range(nd - 1))
+        row_args.append(f"a{k}[{idx}]" if nd > 1 else f"a{k}")
+    row_args += [f"out{k}[{outer}]" if nd > 1 else f"out{k}" for k in range(n_out)]
+    row_args += rows_plan.scratch_names() if rows_plan else []
+    lines += span(indent, "0", sizes[-1], ", ".join(row_args), rows_suffix)
+    lines.append(f"    return {_returned(n_out)}")
+    options = {"parallel": True} if parallel else {}
+    return Kernel(name, _with_helpers(sources + ["\n".join(lines)], helpers), jit_options=options)
+
+
+__all__ = ["BLOCK", "CHUNK", "blocked_kernel", "uses_loops"]
