@@ -143,3 +143,18 @@ def test_loop_table_lookup():
     with np.errstate(all="ignore"):
         np.testing.assert_array_equal(ufunc_loops.call_loop_from_python("log", v), np.log(v))
     assert ufunc_loops.symbol("exp", "float64") == "symlab_npy_exp_float64"
+
+
+def test_in_place_into_a_transposed_view_copies_the_result_in():
+    A, B = st.dmatrices("A", "B")
+    h = st.dot(A, B).T  # the fused kernel's input is a non-contiguous view of an intermediate
+    out = st.exp(h) * st.sin(h) + st.log1p(h * h)
+    f = numba_function([A, B], out)
+    elemwise = [n for n in f.maker.fgraph.toposort() if kernels_blocked.uses_loops(n)]
+    assert any(n.op.destroy_map for n in elemwise), "the inplace pass should have made the kernel destructive"
+    rng = np.random.default_rng(4)
+    Av, Bv = rng.normal(size=(300, 4)) * 0.3, rng.normal(size=(4, 500))
+    hv = (Av @ Bv).T
+    got = f(Av, Bv)
+    np.testing.assert_allclose(got, np.exp(hv) * np.sin(hv) + np.log1p(hv * hv), rtol=1e-13)
+    assert got.shape == (500, 300)

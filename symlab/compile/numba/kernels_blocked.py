@@ -16,46 +16,37 @@ So a fused chain still makes no full-size temporaries (the scratch rows are
 a few kilobytes and stay in the CPU cache), each transcendental function
 runs at NumPy's vectorised speed, and the result has the bits NumPy (and
 symlab's NUMPY mode) computes on contiguous data, whatever the layout of the
-inputs: every path (contiguous, strided, broadcast, 0-d) goes through the
-same block code, and the loops always get unit-stride rows (a strided input
-a loop reads is first copied into scratch). NumPy itself may differ in the
-last bit on a negative-stride input, where its loop takes another path.
+inputs: the one block function always runs on unit-stride rows. When every
+input has the full shape or is a single broadcast element, the *flat* path
+passes the flattened arrays (``np.ravel``: the array itself when Numba knows
+it is C-contiguous, a C-order copy otherwise); for other broadcasting the
+*row* path walks the last dimension, copying each block of the inputs into
+contiguous rows first and the results out after. NumPy itself may differ in
+the last bit on a negative-stride input, where its loop takes another path.
 
 Scheduling is greedy: each inline stage takes every scalar node whose inputs
 are ready, then every ready transcendental node gets its loop stage. On
 ``exp(-x**2)*sin(y) + log1p(x*x)*0.5`` that gives two passes over a block and
 three loop calls. A scratch row is reused once its value has been read for
-the last time. From :data:`PARALLEL_MIN_SIZE` elements on (contiguous
-inputs), chunks of :data:`CHUNK` elements run on all cores (``numba.prange``)
+the last time. On the flat path from :data:`PARALLEL_MIN_SIZE` elements on, chunks of :data:`CHUNK` elements run on all cores (``numba.prange``)
 for the kernels the plain loops would run in parallel (one output, at least
 three operations): ``parallel=True`` costs Numba about 0.4 s of compile.
 
 >>> import symlab.tensor as st
 >>> from symlab.compile.numba.kernels import kernel_for
 >>> x = st.dvector("x")
->>> print(kernel_for(st.exp(x).owner, "k").source)  # doctest: +ELLIPSIS
+>>> print(kernel_for(st.exp(x).owner, "k").source)
 def k_block(lo, m, v0, o0):
     ufunc_loops.exp_float64(v0[lo:lo + m], o0[lo:lo + m])
-<BLANKLINE>
-def k_block_rows(lo, m, v0, o0, s_float64):
-    for i in range(m):
-        x0 = v0[lo + i]
-        s_float64[0, i] = np.float64(x0)
-    ufunc_loops.exp_float64(s_float64[0, :m], o0[lo:lo + m])
 <BLANKLINE>
 def k(a0):
     n0 = a0.shape[0]
     out0 = np.empty((n0,), np.float64)
-    if a0.flags.c_contiguous:
-        f0 = np.ravel(a0)
-        g0 = out0.reshape(out0.size)
-        size = g0.size
-        for lo in range(0, size, 1024):
-            k_block(lo, min(1024, size - lo), f0, g0)
-        return out0
-    s_float64 = np.empty((1, 1024), np.float64)
-    for lo in range(0, n0, 1024):
-        k_block_rows(lo, min(1024, n0 - lo), a0, out0, s_float64)
+    f0 = np.ravel(a0)
+    g0 = out0.reshape(out0.size)
+    size = g0.size
+    for lo in range(0, size, 1024):
+        k_block(lo, min(1024, size - lo), f0, g0)
     return out0
 <BLANKLINE>
 """
@@ -205,7 +196,6 @@ class _Plan:
         out_dtypes: list[str],
         broadcast: list[bool],
         inplace: bool,
-        contiguous_rows: bool,
     ) -> None:
         self.dtypes = dtypes
         self.out_dtypes = out_dtypes
@@ -218,15 +208,14 @@ class _Plan:
         for s, stage in enumerate(self.stages):
             for n in stage.nodes:
                 producer[n.output] = s
-        # A loop reads a copy made in scratch by a first inline stage of a constant, of an input broadcast
-        # along the rows, and of any input when rows may be strided (``contiguous_rows`` false): NumPy's
-        # loops are given unit strides, as NumPy's own iterator gives them (its loops may take another
-        # code path, with other last bits, on a negative or large stride).
+        # A loop reading a constant or a broadcast single element reads a copy made in scratch by a first
+        # inline stage. (Rows are always contiguous: NumPy's loops are given unit strides, as NumPy's own
+        # iterator mostly gives them; on a negative stride a loop may take another path, with other bits.)
         self.materialized: list[Ref] = []
         for stage in self.stages:
             if not stage.inline:
                 r = stage.nodes[0].inputs[0]
-                if r[0] != "t" and r not in self.materialized and (r[0] == "const" or broadcast[r[1]] or not contiguous_rows):
+                if r[0] != "t" and r not in self.materialized and (r[0] == "const" or broadcast[r[1]]):
                     self.materialized.append(r)
         if self.materialized:
             if not self.stages or not self.stages[0].inline:
@@ -369,8 +358,9 @@ def blocked_kernel(op: Elemwise, node: Apply, name: str) -> Kernel:
     destroyed = dict(op.inplace_pattern)
     out_static = outs[0].type.shape
 
-    # How each input is read along a row: the fast path flattens full-shape inputs and reads broadcast
-    # single elements at [0]; the row path walks the last dimension, where a static size of 1 broadcasts.
+    # The block function reads rows of contiguous values: on the flat path (every input of the full shape
+    # or a single broadcast element, C-contiguous), the flattened arrays themselves, a single element at
+    # [0]; on the row path (any other layout), rows the kernel copies each block of input into first.
     kinds = []
     for v in ins:
         if all(s == 1 for s in v.type.shape):
@@ -379,32 +369,12 @@ def blocked_kernel(op: Elemwise, node: Apply, name: str) -> Kernel:
             kinds.append("full")
         else:
             kinds.append("partial")
-    fast = "partial" not in kinds
-    fast_bcast = [k == "scalar" for k in kinds]
-    row_bcast = [nd == 0 or v.type.shape[-1] == 1 for v in ins]
+    fast = "partial" not in kinds  # also true of every 0-d node
+    broadcast = [k == "scalar" for k in kinds] if fast else [False] * n_in
     nodes, out_refs, dtypes = _scalar_nodes(op.scalar_op, node)
-    out_dtypes = [o.type.dtype for o in outs]
-    flat_plan = rows_plan = None
-    if fast or nd == 0:
-        flat_plan = _Plan(nodes, out_refs, dtypes, out_dtypes, fast_bcast, bool(destroyed), contiguous_rows=True)
-    if nd > 0:
-        rows_plan = _Plan(nodes, out_refs, dtypes, out_dtypes, row_bcast, bool(destroyed), contiguous_rows=False)
-    # One block function per path, or one for both when they would be the same code.
-    sources: list[str] = []
-    rows_suffix = "_rows"
-    if flat_plan is not None:
-        sources.append(flat_plan.block_source(f"{name}_block"))
-    if rows_plan is not None:
-        rows_source = rows_plan.block_source(f"{name}_block_rows")
-        if flat_plan is not None and rows_source == flat_plan.block_source(f"{name}_block_rows"):
-            rows_suffix = ""
-        else:
-            sources.append(rows_source)
-    helpers = set().union(*(p.helpers for p in (flat_plan, rows_plan) if p is not None))
-
-    def allocs(plan: _Plan | None) -> list[str]:
-        assert plan is not None
-        return [f"s_{d} = np.empty(({plan.rows[d]}, {BLOCK}), {_np_type(d)})" for d in sorted(plan.rows)]
+    plan = _Plan(nodes, out_refs, dtypes, [o.type.dtype for o in outs], broadcast, bool(destroyed))
+    sources = [plan.block_source(f"{name}_block")]
+    allocs = [f"s_{d} = np.empty(({plan.rows[d]}, {BLOCK}), {_np_type(d)})" for d in sorted(plan.rows)]
 
     a = [f"a{i}" for i in range(n_in)]
     lines = [f"def {name}({', '.join(a)}):"]
@@ -426,57 +396,82 @@ def blocked_kernel(op: Elemwise, node: Apply, name: str) -> Kernel:
     shape = "()" if nd == 0 else ("(" + ", ".join(sizes) + ",)")
     for k, o in enumerate(outs):
         lines.append(f"    out{k} = a{destroyed[k]}" if k in destroyed else f"    out{k} = np.empty({shape}, {_np_type(o.type.dtype)})")
-    flat_args = ", ".join([*[f"f{k}" for k in range(n_in)], *[f"g{k}" for k in range(n_out)], *(flat_plan.scratch_names() if flat_plan else [])])
+    flat_args = ", ".join([*[f"f{k}" for k in range(n_in)], *[f"g{k}" for k in range(n_out)], *plan.scratch_names()])
     parallel = nd > 0 and fast and _worth_parallel(op)  # parallel=True costs a few tenths of a second of compile
 
-    def span(indent: str, start: str, stop: str, args: str, suffix: str = "") -> list[str]:
+    def span(indent: str, start: str, stop: str, args: str) -> list[str]:
         return [
             f"{indent}for lo in range({start}, {stop}, {BLOCK}):",
-            f"{indent}    {name}_block{suffix}(lo, min({BLOCK}, {stop} - lo), {args})",
+            f"{indent}    {name}_block(lo, min({BLOCK}, {stop} - lo), {args})",
         ]
 
-    def flat(indent: str) -> list[str]:
-        body = [f"{indent}f{k} = np.ravel(a{k})" for k in range(n_in)]
-        for k in range(n_out):
-            # a fresh output is C-contiguous for Numba; one written in place may be of unknown layout
-            flat_view = f"reshaped_view(out{k}, (out{k}.size,), (out{k}.itemsize,))" if k in destroyed else f"out{k}.reshape(out{k}.size)"
-            body.append(f"{indent}g{k} = {flat_view}")
-        body.append(f"{indent}size = g0.size")
+    def flat() -> list[str]:
+        # np.ravel is a view of an array Numba knows is C-contiguous and a C-order copy of any other, so
+        # this path serves every layout; an output written in place into a non-contiguous input is
+        # computed into a buffer and copied in at the end.
+        body = [f"    f{k} = np.ravel(a{k})" for k in range(n_in)]
+        for k, o in enumerate(outs):
+            if k in destroyed:
+                body.append(f"    t{k} = np.empty(0 if out{k}.flags.c_contiguous else out{k}.size, {_np_type(o.type.dtype)})")
+                body.append(f"    g{k} = reshaped_view(out{k}, (out{k}.size,), (out{k}.itemsize,)) if out{k}.flags.c_contiguous else t{k}")
+            else:
+                body.append(f"    g{k} = out{k}.reshape(out{k}.size)")
+        body.append("    size = g0.size")
         if parallel:
-            body.append(f"{indent}if size >= {PARALLEL_MIN_SIZE}:")
-            body.append(f"{indent}    for c in numba.prange((size + {CHUNK - 1}) // {CHUNK}):")
-            body += [f"{indent}        {s}" for s in allocs(flat_plan)]
-            body += span(f"{indent}        ", f"c * {CHUNK}", f"min(size, (c + 1) * {CHUNK})", flat_args)
-            body.append(f"{indent}    return {_returned(n_out)}")
-        body += [f"{indent}{s}" for s in allocs(flat_plan)]
-        body += span(indent, "0", "size", flat_args)
-        body.append(f"{indent}return {_returned(n_out)}")
+            body.append(f"    if size >= {PARALLEL_MIN_SIZE}:")
+            body.append(f"        for c in numba.prange((size + {CHUNK - 1}) // {CHUNK}):")
+            body += [f"            {s}" for s in allocs]
+            body += span("            ", f"c * {CHUNK}", f"min(size, (c + 1) * {CHUNK})", flat_args)
+            body.append("    else:")
+            body += [f"        {s}" for s in allocs]
+            body += span("        ", "0", "size", flat_args)
+        else:
+            body += [f"    {s}" for s in allocs]
+            body += span("    ", "0", "size", flat_args)
+        for k in destroyed:
+            body.append(f"    if t{k}.size:")
+            body.append(f"        out{k}[...] = t{k}.reshape(out{k}.shape)")
         return body
 
-    if nd == 0:
-        lines += flat("    ")
-        return Kernel(name, _with_helpers(sources + ["\n".join(lines)], helpers))
     if fast:
-        checks = [f"a{i}.flags.c_contiguous" for i in range(n_in) if kinds[i] == "full"]
-        checks += [f"out{k}.flags.c_contiguous" for k in destroyed]
-        lines.append(f"    if {' and '.join(checks) if checks else 'True'}:")
-        lines += flat("        ")
-    # The row path: the last dimension in blocks, one row at a time.
-    lines += [f"    {s}" for s in allocs(rows_plan)]
-    outer = ", ".join(f"j{d}" for d in range(nd - 1))
+        lines += flat()
+        lines.append(f"    return {_returned(n_out)}")
+        options = {"parallel": True} if parallel else {}
+        return Kernel(name, _with_helpers(sources + ["\n".join(lines)], plan.helpers), jit_options=options)
+    # The row path, for inputs broadcast along some dimensions only: the last dimension in blocks; each
+    # block of every input is copied into a contiguous row (a broadcast dimension read at index 0),
+    # computed, and copied out.
+    slots: dict[str, int] = {}
+    in_rows, out_rows = [], []
+    for v in [*ins, *outs]:
+        dtype = v.type.dtype
+        slot = slots.get(dtype, 0)
+        slots[dtype] = slot + 1
+        (in_rows if len(in_rows) < n_in else out_rows).append(f"r_{dtype}[{slot}]")
+    outs_args = [f"out{k}" for k in range(n_out)]
+    rows = [f"def {name}_rows({', '.join([*a, *outs_args])}):"]
+    rows.append("    start = np.intp(0)  # a literal 0 would make Numba compile the block function a second time")
+    rows += [f"    r_{d} = np.empty(({count}, {BLOCK}), {_np_type(d)})" for d, count in sorted(slots.items())]
+    rows += [f"    {s}" for s in allocs]
     for d in range(nd - 1):
-        lines.append("    " * (d + 1) + f"for j{d} in range({sizes[d]}):")
+        rows.append("    " * (d + 1) + f"for j{d} in range(out0.shape[{d}]):")
     indent = "    " * nd
-    row_args = []
+    rows.append(f"{indent}for lo in range(0, out0.shape[{nd - 1}], {BLOCK}):")
+    rows.append(f"{indent}    m = min({BLOCK}, out0.shape[{nd - 1}] - lo)")
+    rows.append(f"{indent}    for i in range(m):")
     for k, v in enumerate(ins):
         idx = ", ".join("0" if v.type.shape[d] == 1 else f"j{d}" for d in range(nd - 1))
-        row_args.append(f"a{k}[{idx}]" if nd > 1 else f"a{k}")
-    row_args += [f"out{k}[{outer}]" if nd > 1 else f"out{k}" for k in range(n_out)]
-    row_args += rows_plan.scratch_names() if rows_plan else []
-    lines += span(indent, "0", sizes[-1], ", ".join(row_args), rows_suffix)
+        last = "0" if v.type.shape[-1] == 1 else "lo + i"
+        rows.append(f"{indent}        {in_rows[k][:-1]}, i] = a{k}[{idx + ', ' if idx else ''}{last}]")
+    rows.append(f"{indent}    {name}_block(start, m, {', '.join([*in_rows, *out_rows, *plan.scratch_names()])})")
+    rows.append(f"{indent}    for i in range(m):")
+    outer = ", ".join(f"j{d}" for d in range(nd - 1))
+    for k in range(n_out):
+        rows.append(f"{indent}        out{k}[{outer + ', ' if outer else ''}lo + i] = {out_rows[k][:-1]}, i]")
+    sources.append("\n".join(rows) + "\n")
+    lines.append(f"    {name}_rows({', '.join([*a, *outs_args])})")
     lines.append(f"    return {_returned(n_out)}")
-    options = {"parallel": True} if parallel else {}
-    return Kernel(name, _with_helpers(sources + ["\n".join(lines)], helpers), jit_options=options)
+    return Kernel(name, _with_helpers(sources + ["\n".join(lines)], plan.helpers))
 
 
 __all__ = ["BLOCK", "CHUNK", "blocked_kernel", "uses_loops"]
