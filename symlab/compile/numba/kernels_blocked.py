@@ -18,8 +18,9 @@ runs at NumPy's vectorised speed, and the result has the bits NumPy (and
 symlab's NUMPY mode) computes on contiguous data, whatever the layout of the
 inputs: the one block function always runs on unit-stride rows. When every
 input has the full shape or is a single broadcast element, the *flat* path
-passes the flattened arrays (``np.ravel``: the array itself when Numba knows
-it is C-contiguous, a C-order copy otherwise); for other broadcasting the
+passes the flattened arrays (``flat_input``: a view when Numba knows the
+array is C-contiguous, a C-order copy otherwise) and a single element as a
+number; for other broadcasting the
 *row* path walks the last dimension, copying each block of the inputs into
 contiguous rows first and the results out after. NumPy itself may differ in
 the last bit on a negative-stride input, where its loop takes another path.
@@ -28,9 +29,10 @@ Scheduling is greedy: each inline stage takes every scalar node whose inputs
 are ready, then every ready transcendental node gets its loop stage. On
 ``exp(-x**2)*sin(y) + log1p(x*x)*0.5`` that gives two passes over a block and
 three loop calls. A scratch row is reused once its value has been read for
-the last time. On the flat path from :data:`PARALLEL_MIN_SIZE` elements on, chunks of :data:`CHUNK` elements run on all cores (``numba.prange``)
-for the kernels the plain loops would run in parallel (one output, at least
-three operations): ``parallel=True`` costs Numba about 0.4 s of compile.
+the last time. On the flat path from :data:`PARALLEL_MIN_SIZE` elements on,
+chunks of :data:`CHUNK` elements run on all cores (``numba.prange``) for the
+kernels the plain loops would run in parallel (one output, at least three
+operations): ``parallel=True`` costs Numba about 0.4 s of compile.
 
 >>> import symlab.tensor as st
 >>> from symlab.compile.numba.kernels import kernel_for
@@ -42,8 +44,8 @@ def k_block(lo, m, v0, o0):
 def k(a0):
     n0 = a0.shape[0]
     out0 = np.empty((n0,), np.float64)
-    f0 = np.ravel(a0)
-    g0 = out0.reshape(out0.size)
+    f0 = flat_input(a0)
+    g0 = out0
     size = g0.size
     for lo in range(0, size, 1024):
         k_block(lo, min(1024, size - lo), f0, g0)
@@ -313,7 +315,7 @@ class _Plan:
             if r[0] == "in":
                 k = r[1]
                 name = f"x{k}"
-                loads.append(f"{name} = v{k}[{'0' if broadcast[k] else 'lo + i'}]")
+                loads.append(f"{name} = v{k}" if broadcast[k] else f"{name} = v{k}[lo + i]")
             elif r in self.scratch:
                 dtype, row = self.scratch[r]
                 name = f"t{r[1]}"
@@ -406,16 +408,14 @@ def blocked_kernel(op: Elemwise, node: Apply, name: str) -> Kernel:
         ]
 
     def flat() -> list[str]:
-        # np.ravel is a view of an array Numba knows is C-contiguous and a C-order copy of any other, so
-        # this path serves every layout; an output written in place into a non-contiguous input is
-        # computed into a buffer and copied in at the end.
-        body = [f"    f{k} = np.ravel(a{k})" for k in range(n_in)]
-        for k, o in enumerate(outs):
-            if k in destroyed:
-                body.append(f"    t{k} = np.empty(0 if out{k}.flags.c_contiguous else out{k}.size, {_np_type(o.type.dtype)})")
-                body.append(f"    g{k} = reshaped_view(out{k}, (out{k}.size,), (out{k}.itemsize,)) if out{k}.flags.c_contiguous else t{k}")
-            else:
-                body.append(f"    g{k} = out{k}.reshape(out{k}.size)")
+        # ``flat_input`` is a view of an array Numba knows is C-contiguous and a C-order copy of any other,
+        # so this path serves every layout; a single broadcast element is passed as a number. An output written in place goes into its input's flat array,
+        # which is copied back into the input at the end if it was a copy.
+        zeros = ", ".join("0" for _ in range(nd)) or "()"
+        body = [f"    f{k} = a{k}[{zeros}]" if broadcast[k] else f"    f{k} = flat_input(a{k})" for k in range(n_in)]
+        for k in range(n_out):
+            flat_out = f"out{k}" if nd == 1 else f"out{k}.reshape(out{k}.size)"  # a fresh output is C-contiguous
+            body.append(f"    g{k} = f{destroyed[k]}" if k in destroyed else f"    g{k} = {flat_out}")
         body.append("    size = g0.size")
         if parallel:
             body.append(f"    if size >= {PARALLEL_MIN_SIZE}:")
@@ -428,9 +428,13 @@ def blocked_kernel(op: Elemwise, node: Apply, name: str) -> Kernel:
         else:
             body += [f"    {s}" for s in allocs]
             body += span("    ", "0", "size", flat_args)
-        for k in destroyed:
-            body.append(f"    if t{k}.size:")
-            body.append(f"        out{k}[...] = t{k}.reshape(out{k}.shape)")
+        for k in destroyed if nd > 0 else ():  # a 0-d input is always its own flat view
+            body += [f"    if g{k}.ctypes.data != out{k}.ctypes.data:", "        q = 0"]
+            for d in range(nd):
+                body.append("    " * (d + 2) + f"for j{d} in range(out{k}.shape[{d}]):")
+            index = ", ".join(f"j{d}" for d in range(nd))
+            body.append("    " * (nd + 2) + f"out{k}[{index}] = g{k}[q]")
+            body.append("    " * (nd + 2) + "q += 1")
         return body
 
     if fast:
