@@ -45,6 +45,7 @@ CASES = {
     "pow_one": (lambda x, y: ((x, y), T.exp(x) ** 1), lambda x, y: ((x, y), T.exp(x) ** y)),
     "pow_minus_one": (lambda x, y: ((x, y), x ** -1), lambda x, y: ((x, y), x ** -2)),
     "softplus_expanded": (lambda x, y: ((x, y), T.softplus(x) * y), lambda x, y: ((x, y), T.log1p(T.exp(x)))),
+    "sigmoid_expanded": (lambda x, y: ((x, y), T.sigmoid(x) * y), lambda x, y: ((x, y), T.tanh(x) * y)),
     "abs_neg": (lambda x, y: ((x, y), T.abs(-x) + y), lambda x, y: ((x, y), T.abs(x - y))),
 }
 
@@ -302,3 +303,25 @@ def test_softplus_written_out_shares_its_work_and_stays_exact_at_the_extremes():
         pos, neg = symlab.function([x], [T.softplus(x), T.softplus(-x)], mode=mode)(values)
         np.testing.assert_allclose(pos, np.logaddexp(0.0, values), rtol=1e-15, atol=0)
         np.testing.assert_allclose(neg, np.logaddexp(0.0, -values), rtol=1e-15, atol=0)
+
+
+def test_sigmoid_written_out_uses_one_exp_and_stays_exact_at_the_extremes():
+    """specialize: sigmoid(x) -> switch(x >= 0, 1 / (1 + e), e / (1 + e)) with e = exp(-|x|), shared with softplus."""
+    import scipy.special
+
+    import symlab
+
+    x = T.dvector("x")
+    outs = [T.sigmoid(x), T.softplus(x)]
+    f = symlab.function([x], outs, mode="NUMPY")
+    (node,) = f.maker.fgraph.toposort()  # one fused node
+    ops = [str(inner.op) for inner in node.op.scalar_op.nodes]
+    assert ops.count("exp") == 1 and "sigmoid" not in ops and "softplus" not in ops
+    values = np.array([-800.0, -40.0, -1.0, -1e-300, 0.0, -0.0, 1e-300, 1.0, 40.0, 800.0, np.inf, -np.inf, np.nan])
+    for mode in ("NUMPY", "NUMBA"):
+        sig, _ = symlab.function([x], outs, mode=mode)(values)
+        np.testing.assert_allclose(sig, scipy.special.expit(values), rtol=4e-16, atol=0)
+    f32 = T.fvector("f")
+    got = symlab.function([f32], T.sigmoid(f32))(values.astype("float32"))
+    assert got.dtype == "float32"
+    np.testing.assert_allclose(got, scipy.special.expit(values.astype("float32")), rtol=1e-6, atol=0)
