@@ -66,7 +66,9 @@ from symlab.compile.numba.kernels_elemwise import (
     _returned,
     _with_helpers,
     _worth_parallel,
+    input_kinds,
     scalar_expression,
+    sizes_and_outputs,
 )
 from symlab.graph.basic import Apply, Constant
 from symlab.scalar.basic import Cast, ScalarOp
@@ -358,19 +360,11 @@ def blocked_kernel(op: Elemwise, node: Apply, name: str) -> Kernel:
     nd = outs[0].type.ndim
     n_in, n_out = len(ins), len(outs)
     destroyed = dict(op.inplace_pattern)
-    out_static = outs[0].type.shape
 
     # The block function reads rows of contiguous values: on the flat path (every input of the full shape
     # or a single broadcast element, C-contiguous), the flattened arrays themselves, a single element at
     # [0]; on the row path (any other layout), rows the kernel copies each block of input into first.
-    kinds = []
-    for v in ins:
-        if all(s == 1 for s in v.type.shape):
-            kinds.append("scalar")
-        elif all(s != 1 or out_static[d] == 1 for d, s in enumerate(v.type.shape)):
-            kinds.append("full")
-        else:
-            kinds.append("partial")
+    kinds = input_kinds(node)
     fast = "partial" not in kinds  # also true of every 0-d node
     broadcast = [k == "scalar" for k in kinds] if fast else [False] * n_in
     nodes, out_refs, dtypes = _scalar_nodes(op.scalar_op, node)
@@ -380,24 +374,8 @@ def blocked_kernel(op: Elemwise, node: Apply, name: str) -> Kernel:
 
     a = [f"a{i}" for i in range(n_in)]
     lines = [f"def {name}({', '.join(a)}):"]
-    sizes = []
-    for d in range(nd):
-        full = [i for i in range(n_in) if ins[i].type.shape[d] != 1]
-        if not full:
-            sizes.append("1")
-            continue
-        lines.append(f"    n{d} = a{full[0]}.shape[{d}]")
-        for i in full[1:]:
-            lines.append(f"    if a{i}.shape[{d}] != n{d}:")
-            message = (
-                f"{op}: input shapes do not match in dimension {d}; a size-1 dimension broadcasts only when its "
-                "static shape is 1 (use specify_shape or a broadcastable type)"
-            )
-            lines.append(f"        raise ValueError({message!r})")
-        sizes.append(f"n{d}")
-    shape = "()" if nd == 0 else ("(" + ", ".join(sizes) + ",)")
-    for k, o in enumerate(outs):
-        lines.append(f"    out{k} = a{destroyed[k]}" if k in destroyed else f"    out{k} = np.empty({shape}, {_np_type(o.type.dtype)})")
+    prologue, sizes = sizes_and_outputs(op, node)
+    lines += prologue
     flat_args = ", ".join([*[f"f{k}" for k in range(n_in)], *[f"g{k}" for k in range(n_out)], *plan.scratch_names()])
     parallel = nd > 0 and fast and _worth_parallel(op)  # parallel=True costs a few tenths of a second of compile
 

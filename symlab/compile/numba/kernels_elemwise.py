@@ -188,6 +188,59 @@ def _ops_of(op: ScalarOp) -> list[ScalarOp]:
     return [n.op for n in op.nodes] if isinstance(op, Composite) else [op]
 
 
+def input_kinds(node: Apply) -> list[str]:
+    """How each input of an ``Elemwise`` node covers the output, from the static shapes.
+
+    ``"scalar"``: a single element, broadcast everywhere; ``"full"``: the
+    output's shape (size 1 only where the output's static size is 1);
+    ``"partial"``: broadcast along some dimensions only.
+    """
+    out_static = node.outputs[0].type.shape
+    kinds = []
+    for v in node.inputs:
+        if all(s == 1 for s in v.type.shape):
+            kinds.append("scalar")
+        elif all(s != 1 or out_static[d] == 1 for d, s in enumerate(v.type.shape)):
+            kinds.append("full")
+        else:
+            kinds.append("partial")
+    return kinds
+
+
+def sizes_and_outputs(op: Elemwise, node: Apply) -> tuple[list[str], list[str]]:
+    """Kernel lines setting the sizes ``n0, n1...`` and the outputs ``out0...``, and the size of each dimension.
+
+    A dimension's size comes from the first input not statically 1 there,
+    and every other such input must agree at run time, or a ``ValueError``
+    names the op and the dimension (as ``Elemwise.perform``). An
+    ``inplace_pattern`` output is its input; the others are new arrays.
+    """
+    ins, outs = node.inputs, node.outputs
+    nd = outs[0].type.ndim
+    lines: list[str] = []
+    sizes = []
+    for d in range(nd):
+        full = [i for i in range(len(ins)) if ins[i].type.shape[d] != 1]
+        if not full:
+            sizes.append("1")
+            lines.append(f"    n{d} = 1")
+            continue
+        lines.append(f"    n{d} = a{full[0]}.shape[{d}]")
+        for i in full[1:]:
+            lines.append(f"    if a{i}.shape[{d}] != n{d}:")
+            message = (
+                f"{op}: input shapes do not match in dimension {d}; a size-1 dimension broadcasts only when its "
+                "static shape is 1 (use specify_shape or a broadcastable type)"
+            )
+            lines.append(f"        raise ValueError({message!r})")
+        sizes.append(f"n{d}")
+    shape = "()" if nd == 0 else "(" + ", ".join(sizes) + ",)"
+    destroyed = dict(op.inplace_pattern)
+    for k, o in enumerate(outs):
+        lines.append(f"    out{k} = a{destroyed[k]}" if k in destroyed else f"    out{k} = np.empty({shape}, {_np_type(o.type.dtype)})")
+    return lines, sizes
+
+
 @register_kernel(Elemwise)
 def elemwise_kernel(op: Elemwise, node: Apply, name: str) -> Kernel:
     """The loop kernel of an ``Elemwise`` node (see the module's docstring).
@@ -209,34 +262,10 @@ def elemwise_kernel(op: Elemwise, node: Apply, name: str) -> Kernel:
     x = [f"x{i}" for i in range(n_in)]
     stmts, results = scalar_body(op.scalar_op, x, [v.type.dtype for v in ins], [o.type.dtype for o in outs], helpers)
     destroyed = dict(op.inplace_pattern)
-    out_static = outs[0].type.shape
 
     lines = [f"def {name}({', '.join(a)}):"]
-    # -- sizes and the run-time broadcasting check
-    sizes = []
-    for d in range(nd):
-        full = [i for i in range(n_in) if ins[i].type.shape[d] != 1]
-        if not full:
-            sizes.append("1")
-            lines.append(f"    n{d} = 1")
-            continue
-        lines.append(f"    n{d} = a{full[0]}.shape[{d}]")
-        for i in full[1:]:
-            lines.append(f"    if a{i}.shape[{d}] != n{d}:")
-            message = (
-                f"{op}: input shapes do not match in dimension {d}; a size-1 dimension broadcasts only when its "
-                "static shape is 1 (use specify_shape or a broadcastable type)"
-            )
-            lines.append(f"        raise ValueError({message!r})")
-        sizes.append(f"n{d}")
-    shape = "(" + "".join(f"{s}, " for s in sizes).rstrip(" ") + ")"
-    if nd == 1:
-        shape = f"({sizes[0]},)"
-    for k, o in enumerate(outs):
-        if k in destroyed:
-            lines.append(f"    out{k} = a{destroyed[k]}")
-        else:
-            lines.append(f"    out{k} = np.empty({shape}, {_np_type(o.type.dtype)})")
+    prologue, sizes = sizes_and_outputs(op, node)
+    lines += prologue
 
     def compute(indent: str, read: list[str], write: list[str]) -> list[str]:
         body = [f"{indent}{xi} = {r}" for xi, r in zip(x, read)]
@@ -250,14 +279,7 @@ def elemwise_kernel(op: Elemwise, node: Apply, name: str) -> Kernel:
         return Kernel(name, _with_helpers(lines, helpers))
 
     # -- fast path: every input full-shape or a single broadcast element, all contiguous
-    kinds = []
-    for v in ins:
-        if all(s == 1 for s in v.type.shape):
-            kinds.append("scalar")
-        elif all(s != 1 or out_static[d] == 1 for d, s in enumerate(v.type.shape)):
-            kinds.append("full")
-        else:
-            kinds.append("partial")
+    kinds = input_kinds(node)
     fast = "partial" not in kinds and not destroyed
     index = ", ".join(f"j{d}" for d in range(nd))
     general_reads = []
@@ -318,4 +340,13 @@ def _with_helpers(lines: list[str], helpers: set[str]) -> str:
     return "".join(HELPERS[h] + "\n" for h in sorted(helpers)) + "\n".join(lines) + "\n"
 
 
-__all__ = ["EXPENSIVE", "PARALLEL_MIN_SIZE", "elemwise_kernel", "kernel_for", "scalar_body", "scalar_expression"]
+__all__ = [
+    "EXPENSIVE",
+    "PARALLEL_MIN_SIZE",
+    "elemwise_kernel",
+    "input_kinds",
+    "kernel_for",
+    "scalar_body",
+    "scalar_expression",
+    "sizes_and_outputs",
+]
