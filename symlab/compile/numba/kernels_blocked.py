@@ -20,9 +20,9 @@ inputs: the one block function always runs on unit-stride rows. When every
 input has the full shape or is a single broadcast element, the *flat* path
 passes the flattened arrays (``flat_input``: a view when Numba knows the
 array is C-contiguous, a C-order copy otherwise) and a single element as a
-number; for other broadcasting the
-*row* path walks the last dimension, copying each block of the inputs into
-contiguous rows first and the results out after. NumPy itself may differ in
+number; for other broadcasting the *row* path walks the last dimension,
+copying each block of the inputs into contiguous rows first and the results
+out after. NumPy itself may differ in
 the last bit on a negative-stride input, where its loop takes another path.
 
 Scheduling is greedy: each inline stage takes every scalar node whose inputs
@@ -71,7 +71,7 @@ from symlab.compile.numba.kernels_elemwise import (
     sizes_and_outputs,
 )
 from symlab.graph.basic import Apply, Constant
-from symlab.scalar.basic import Cast, ScalarOp
+from symlab.scalar.basic import ScalarOp
 from symlab.scalar.composite import Composite
 from symlab.tensor.elemwise import Elemwise
 
@@ -103,31 +103,22 @@ class _Stage:
     nodes: list[_Node] = field(default_factory=list)
 
 
-def _loop_names() -> set[tuple[str, str]]:
+def _is_loop(sop: ScalarOp, in_dtypes: list[str], dtype: str) -> bool:
+    """Whether NumPy has a loop computing ``sop`` from ``in_dtypes`` to ``dtype`` (one dtype in and out)."""
     from symlab.compile.numba.ufunc_loops import AVAILABLE  # imports Numba: only when kernels are made
 
-    return set(AVAILABLE)
+    return type(sop) is ScalarOp and in_dtypes == [dtype] and (sop.name, dtype) in AVAILABLE  # not a Cast
 
 
 def _scalar_nodes(op: ScalarOp, node: Apply) -> tuple[list[_Node], list[Ref], dict[Ref, str]]:
     """The scalar nodes of ``op``, its output refs, and the dtype of every ref."""
-    available = _loop_names()
     dtypes: dict[Ref, str] = {("in", k): v.type.dtype for k, v in enumerate(node.inputs)}
-
-    def is_loop(sop: ScalarOp, in_dtypes: list[str], dtype: str) -> bool:
-        return (
-            type(sop) is ScalarOp
-            and not isinstance(sop, Cast)
-            and in_dtypes == [dtype]
-            and (sop.name, dtype) in available
-        )
-
     if not isinstance(op, Composite):
         in_dtypes = [v.type.dtype for v in node.inputs]
         dtype = node.outputs[0].type.dtype
         refs = [("in", k) for k in range(len(node.inputs))]
         dtypes[("t", 0)] = dtype
-        return [_Node(op, refs, ("t", 0), in_dtypes, dtype, is_loop(op, in_dtypes, dtype))], [("t", 0)], dtypes
+        return [_Node(op, refs, ("t", 0), in_dtypes, dtype, _is_loop(op, in_dtypes, dtype))], [("t", 0)], dtypes
     names: dict = {v: ("in", k) for k, v in enumerate(op.inputs)}
 
     def ref(v) -> Ref:  # type: ignore[no-untyped-def]
@@ -144,7 +135,7 @@ def _scalar_nodes(op: ScalarOp, node: Apply) -> tuple[list[_Node], list[Ref], di
         in_dtypes = [v.type.dtype for v in inner.inputs]
         names[out] = ("t", j)
         dtypes[("t", j)] = out.type.dtype
-        nodes.append(_Node(inner.op, refs, ("t", j), in_dtypes, out.type.dtype, is_loop(inner.op, in_dtypes, out.type.dtype)))
+        nodes.append(_Node(inner.op, refs, ("t", j), in_dtypes, out.type.dtype, _is_loop(inner.op, in_dtypes, out.type.dtype)))
     return nodes, [ref(o) for o in op.outputs], dtypes
 
 
@@ -153,12 +144,9 @@ def uses_loops(node: Apply) -> bool:
     op = node.op
     if not isinstance(op, Elemwise):
         return False
-    inner = op.scalar_op.nodes if isinstance(op.scalar_op, Composite) else None
-    available = _loop_names()
-    ops = [(n.op, n.outputs[0].type.dtype, [v.type.dtype for v in n.inputs]) for n in inner] if inner is not None else [
-        (op.scalar_op, node.outputs[0].type.dtype, [v.type.dtype for v in node.inputs])
-    ]
-    return any(type(o) is ScalarOp and ins == [d] and (o.name, d) in available for o, d, ins in ops)
+    if not isinstance(op.scalar_op, Composite):
+        return _is_loop(op.scalar_op, [v.type.dtype for v in node.inputs], node.outputs[0].type.dtype)
+    return any(_is_loop(n.op, [v.type.dtype for v in n.inputs], n.outputs[0].type.dtype) for n in op.scalar_op.nodes)
 
 
 def _schedule(nodes: list[_Node]) -> list[_Stage]:
@@ -201,7 +189,6 @@ class _Plan:
         broadcast: list[bool],
         inplace: bool,
     ) -> None:
-        self.dtypes = dtypes
         self.out_dtypes = out_dtypes
         self.n_in = len(broadcast)
         self.broadcast = broadcast
@@ -251,12 +238,15 @@ class _Plan:
         self.scratch: dict[Ref, tuple[str, int]] = {}
         self.rows: dict[str, int] = {}
         free: dict[str, list[int]] = {}
+        dying: dict[int, list[Ref]] = {}
+        for r, u in last_use.items():
+            dying.setdefault(u, []).append(r)
         for s, stage in enumerate(self.stages):
-            for r, u in last_use.items():
-                if u == s and r in self.scratch and producer.get(r, -1) < s:
+            for r in dying.get(s, ()):
+                if r in self.scratch and producer[r] < s:
                     dtype, row = self.scratch[r]
                     free.setdefault(dtype, []).append(row)
-            made = [n.output for n in stage.nodes] + ([r for r in self.materialized] if s == 0 else [])
+            made = [n.output for n in stage.nodes] + (self.materialized if s == 0 else [])
             for r in made:
                 needs = (not stage.inline or last_use.get(r, s) > s) and r not in self.direct
                 if needs:
@@ -268,7 +258,6 @@ class _Plan:
                         row = self.rows.get(dtype, 0)
                         self.rows[dtype] = row + 1
                     self.scratch[r] = (dtype, row)
-        self.producer = producer
 
     # -- code --------------------------------------------------------------------------------
     def scratch_names(self) -> list[str]:
@@ -278,34 +267,30 @@ class _Plan:
         """``def name(lo, m, v0.., o0.., s_<dtype>..)``: compute outputs ``lo:lo+m`` of the rows."""
         args = ["lo", "m", *[f"v{k}" for k in range(self.n_in)], *[f"o{k}" for k in range(len(self.outputs))]]
         args += self.scratch_names()
-        broadcast = self.broadcast
         lines = [f"def {name}({', '.join(args)}):"]
         for s, stage in enumerate(self.stages):
             if stage.inline:
-                lines += self._inline(s, stage, broadcast)
+                lines += self._inline(s, stage)
             else:
-                lines.append("    " + self._loop(stage.nodes[0], broadcast))
+                lines.append("    " + self._loop(stage.nodes[0]))
         if len(lines) == 1:
             lines.append("    pass")
         return "\n".join(lines) + "\n"
 
-    def _slice(self, r: Ref, broadcast: list[bool]) -> str:
+    def _slice(self, r: Ref) -> str:
         if r in self.scratch:
             dtype, row = self.scratch[r]
             return f"s_{dtype}[{row}, :m]"
         if r in self.direct:
             return f"o{self.direct[r]}[lo:lo + m]"
-        if r[0] == "in" and not broadcast[r[1]]:
+        if r[0] == "in" and not self.broadcast[r[1]]:
             return f"v{r[1]}[lo:lo + m]"
         raise NoKernel(f"blocked kernel: no row for {r}")  # pragma: no cover - the plan puts every loop operand in a row
 
-    def _loop(self, n: _Node, broadcast: list[bool]) -> str:
-        src = n.inputs[0]
-        if src[0] == "in" and broadcast[src[1]] and src not in self.scratch:
-            raise NoKernel("blocked kernel: a broadcast input feeds a loop")  # pragma: no cover
-        return f"ufunc_loops.{n.op.name}_{n.dtype}({self._slice(src, broadcast)}, {self._slice(n.output, broadcast)})"
+    def _loop(self, n: _Node) -> str:
+        return f"ufunc_loops.{n.op.name}_{n.dtype}({self._slice(n.inputs[0])}, {self._slice(n.output)})"
 
-    def _inline(self, s: int, stage: _Stage, broadcast: list[bool]) -> list[str]:
+    def _inline(self, s: int, stage: _Stage) -> list[str]:
         local: dict[Ref, str] = {}
         loads: list[str] = []
 
@@ -317,7 +302,7 @@ class _Plan:
             if r[0] == "in":
                 k = r[1]
                 name = f"x{k}"
-                loads.append(f"{name} = v{k}" if broadcast[k] else f"{name} = v{k}[lo + i]")
+                loads.append(f"{name} = v{k}" if self.broadcast[k] else f"{name} = v{k}[lo + i]")
             elif r in self.scratch:
                 dtype, row = self.scratch[r]
                 name = f"t{r[1]}"
@@ -362,8 +347,8 @@ def blocked_kernel(op: Elemwise, node: Apply, name: str) -> Kernel:
     destroyed = dict(op.inplace_pattern)
 
     # The block function reads rows of contiguous values: on the flat path (every input of the full shape
-    # or a single broadcast element, C-contiguous), the flattened arrays themselves, a single element at
-    # [0]; on the row path (any other layout), rows the kernel copies each block of input into first.
+    # or a single broadcast element), the flattened arrays, a single element as a number; on the row path
+    # (inputs broadcast along some dimensions only), rows the kernel copies each block of input into first.
     kinds = input_kinds(node)
     fast = "partial" not in kinds  # also true of every 0-d node
     broadcast = [k == "scalar" for k in kinds] if fast else [False] * n_in
@@ -387,7 +372,7 @@ def blocked_kernel(op: Elemwise, node: Apply, name: str) -> Kernel:
 
     def flat() -> list[str]:
         # ``flat_input`` is a view of an array Numba knows is C-contiguous and a C-order copy of any other,
-        # so this path serves every layout; a single broadcast element is passed as a number. An output written in place goes into its input's flat array,
+        # so this path serves every layout. An output written in place goes into its input's flat array,
         # which is copied back into the input at the end if it was a copy.
         zeros = ", ".join("0" for _ in range(nd)) or "()"
         body = [f"    f{k} = a{k}[{zeros}]" if broadcast[k] else f"    f{k} = flat_input(a{k})" for k in range(n_in)]

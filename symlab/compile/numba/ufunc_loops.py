@@ -34,7 +34,12 @@ from __future__ import annotations
 import ctypes
 from typing import Any
 
+import llvmlite.binding as llvm
 import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 #: symlab scalar op name -> NumPy ufunc whose inner loop computes it.
 UFUNCS: dict[str, np.ufunc] = {
@@ -122,23 +127,19 @@ def call_loop_from_python(name: str, x: np.ndarray) -> np.ndarray:
 
 # --- the Numba side: symbols for LLVM, and one intrinsic per loop ------------------------------
 
-import llvmlite.binding as _llvm  # noqa: E402  (this module is imported only where Numba is)
-from llvmlite import ir as _ir  # noqa: E402
-from numba import types as _types  # noqa: E402
-from numba.core import cgutils as _cgutils  # noqa: E402
-from numba.extending import intrinsic as _intrinsic  # noqa: E402
-
 for (_name, _dtype), _address in AVAILABLE.items():
-    _llvm.add_symbol(symbol(_name, _dtype), _address)
+    llvm.add_symbol(symbol(_name, _dtype), _address)
 
 
 def _make_intrinsic(name: str, dtype: str) -> Any:
+    """``<name>_<dtype>(src, dst)``: the loop on 1-d arrays of ``dtype``, any strides, over ``len(src)``
+    elements (``dst`` at least as long; ``dst is src`` is allowed)."""
     sym = symbol(name, dtype)
-    numba_dtype = getattr(_types, dtype)
+    numba_dtype = getattr(types, dtype)
 
     def typer(typingctx, src, dst):  # type: ignore[no-untyped-def]
         for a in (src, dst):
-            if not (isinstance(a, _types.Array) and a.ndim == 1 and a.dtype == numba_dtype):
+            if not (isinstance(a, types.Array) and a.ndim == 1 and a.dtype == numba_dtype):
                 return None
         if not dst.mutable:
             return None
@@ -147,38 +148,29 @@ def _make_intrinsic(name: str, dtype: str) -> Any:
             src_ty, dst_ty = signature.args
             s = context.make_array(src_ty)(context, builder, args[0])
             d = context.make_array(dst_ty)(context, builder, args[1])
-            i8p = _ir.IntType(8).as_pointer()
-            intp = context.get_value_type(_types.intp)
-            fnty = _ir.FunctionType(_ir.VoidType(), [i8p.as_pointer(), intp.as_pointer(), intp.as_pointer(), i8p])
-            fn = _cgutils.get_or_insert_function(builder.module, fnty, sym)
-            pointers = _cgutils.alloca_once(builder, i8p, size=2)
+            i8p = ir.IntType(8).as_pointer()
+            intp = context.get_value_type(types.intp)
+            fnty = ir.FunctionType(ir.VoidType(), [i8p.as_pointer(), intp.as_pointer(), intp.as_pointer(), i8p])
+            fn = cgutils.get_or_insert_function(builder.module, fnty, sym)
+            pointers = cgutils.alloca_once(builder, i8p, size=2)
             builder.store(builder.bitcast(s.data, i8p), pointers)
-            builder.store(builder.bitcast(d.data, i8p), builder.gep(pointers, [_ir.Constant(intp, 1)]))
+            builder.store(builder.bitcast(d.data, i8p), builder.gep(pointers, [ir.Constant(intp, 1)]))
             n = builder.extract_value(s.shape, 0)
-            dims = _cgutils.alloca_once_value(builder, n)
-            steps = _cgutils.alloca_once(builder, intp, size=2)
+            dims = cgutils.alloca_once_value(builder, n)
+            steps = cgutils.alloca_once(builder, intp, size=2)
             builder.store(builder.extract_value(s.strides, 0), steps)
-            builder.store(builder.extract_value(d.strides, 0), builder.gep(steps, [_ir.Constant(intp, 1)]))
-            builder.call(fn, [pointers, dims, steps, _ir.Constant(i8p, None)])
+            builder.store(builder.extract_value(d.strides, 0), builder.gep(steps, [ir.Constant(intp, 1)]))
+            builder.call(fn, [pointers, dims, steps, ir.Constant(i8p, None)])
             return context.get_dummy_value()
 
-        return _types.none(src, dst), codegen
+        return types.none(src, dst), codegen
 
     typer.__name__ = f"{name}_{dtype}"
-    return _intrinsic(typer)
+    return intrinsic(typer)
 
 
 for (_name, _dtype) in AVAILABLE:
     globals()[f"{_name}_{_dtype}"] = _make_intrinsic(_name, _dtype)
 
 
-def intrinsic_name(name: str, dtype: str) -> str:
-    """The attribute of this module that calls the loop: ``ufunc_loops.<name>_<dtype>(src, dst)``.
-
-    ``src`` and ``dst`` are 1-d arrays of ``dtype`` and the same length (the
-    length of ``src`` is used); any strides, and ``dst is src`` is allowed.
-    """
-    return f"{name}_{dtype}"
-
-
-__all__ = ["AVAILABLE", "DTYPES", "UFUNCS", "call_loop_from_python", "intrinsic_name", "loop_address", "symbol"]
+__all__ = ["AVAILABLE", "DTYPES", "UFUNCS", "call_loop_from_python", "loop_address", "symbol"]
