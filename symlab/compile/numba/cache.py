@@ -6,7 +6,8 @@ A generated module (a graph's, a kernel's or the register machine's; see
 Numba's own ``cache=True`` stores the compiled code in the ``__pycache__``
 folder beside it. ``<dir>`` is ``~/.cache/symlab`` unless ``SYMLAB_CACHE_DIR``
 says otherwise; ``<key>`` is a stable hash of the generated source, Numba's
-and Python's versions and the CPU name, so a new process compiling the same
+and Python's versions, the CPU name and the BLAS library kernels call
+(:mod:`~symlab.compile.numba.numpy_blas`), so a new process compiling the same
 graph finds the same entry.
 
 Every load checks the entry first: a module file that does not hold exactly
@@ -61,14 +62,17 @@ def _environment() -> str:
         cpu = ll.get_host_cpu_name()
     except Exception:  # pragma: no cover - an unusual llvmlite
         cpu = platform.machine()
-    return f"numba {numba.__version__}; python {sys.version_info[:3]}; cpu {cpu}"
+    from symlab.compile.numba.numpy_blas import LIBRARY
+
+    blas = LIBRARY.identity if LIBRARY is not None else "numba's"  # the machine code calls one or the other
+    return f"numba {numba.__version__}; python {sys.version_info[:3]}; cpu {cpu}; blas {blas}"
 
 
 _ENV: str | None = None
 
 
 def cache_key(source: str) -> str:
-    """A stable hash of ``source`` and of the versions and CPU that compile it (24 hex digits)."""
+    """A stable hash of ``source`` and of the versions, CPU and BLAS that compile it (24 hex digits)."""
     global _ENV
     if _ENV is None:
         _ENV = _environment()

@@ -1,10 +1,10 @@
 """Numba kernels of ``Dot`` (and of ``MatMul`` on matrices).
 
-Float matrices and vectors go through ``np.dot`` (BLAS, through Numba's
-SciPy bindings): an input of the output dtype is passed as it is when Numba
-knows it is C- or F-contiguous (a transpose is F-contiguous) and copied
-otherwise (:func:`~symlab.compile.numba.jit_helpers.dot_operand`), an input
-of another dtype is converted; integer and boolean products are plain loops that
+Float matrices and vectors go through
+:func:`~symlab.compile.numba.numpy_blas.blas_dot`, NumPy's own BLAS: an input
+whose rows or columns are contiguous is passed as it is (a transpose, a slice),
+others are copied, and an input of another dtype is converted first; integer
+and boolean products are plain loops that
 accumulate in the output dtype. ``MatMul`` of stacks (more than 2
 dimensions) loops over the batch indices (a size-1 static batch dimension
 broadcasts) with one matrix product each; ``TensorDot`` moves the free axes
@@ -17,7 +17,7 @@ both to matrices, and makes one product.
 def k(a, b):
     if a.shape[-1] != b.shape[-2]:
         raise ValueError('dot: inner dimensions do not match')
-    return np.dot(dot_operand(a), dot_operand(b))
+    return blas_dot(a, b)
 <BLANKLINE>
 """
 
@@ -34,7 +34,7 @@ def _np_type(dtype: str) -> str:
 
 @register_kernel(Dot, MatMul)
 def dot_kernel(op: Dot | MatMul, node: Apply, name: str) -> Kernel:
-    """``np.dot`` for floats, loops for integers; 1-d and 2-d inputs only."""
+    """``blas_dot`` for floats, loops for integers; 1-d and 2-d inputs only."""
     a, b = node.inputs
     out = node.outputs[0]
     if a.type.ndim > 2 or b.type.ndim > 2:
@@ -46,10 +46,9 @@ def dot_kernel(op: Dot | MatMul, node: Apply, name: str) -> Kernel:
     lines = [f"def {name}(a, b):", f"    if a.shape[-1] != {inner}:", f"        raise ValueError({message!r})"]
     if dtype in ("float32", "float64"):
         operands = [
-            f"dot_operand({v})" if var.type.dtype == dtype else f"np.ascontiguousarray({v}).astype({t})"
-            for v, var in (("a", a), ("b", b))
+            v if var.type.dtype == dtype else f"np.ascontiguousarray({v}).astype({t})" for v, var in (("a", a), ("b", b))
         ]
-        call = f"np.dot({operands[0]}, {operands[1]})"
+        call = f"blas_dot({operands[0]}, {operands[1]})"
         if out.type.ndim == 0:
             lines += [f"    out = np.empty((), {t})", f"    out[()] = {call}", "    return out"]
         else:
@@ -90,8 +89,8 @@ def _product_lines(dtype: str, a: str, b: str, a_dtype: str, b_dtype: str, targe
     """Statements writing the matrix product of the 2-d arrays ``a`` and ``b`` into ``target`` (2-d)."""
     t = _np_type(dtype)
     if dtype in ("float32", "float64"):
-        ops = [f"dot_operand({v})" if vd == dtype else f"np.ascontiguousarray({v}).astype({t})" for v, vd in ((a, a_dtype), (b, b_dtype))]
-        return [f"{indent}{target}[:, :] = np.dot({ops[0]}, {ops[1]})"]
+        ops = [v if vd == dtype else f"np.ascontiguousarray({v}).astype({t})" for v, vd in ((a, a_dtype), (b, b_dtype))]
+        return [f"{indent}{target}[:, :] = blas_dot({ops[0]}, {ops[1]})"]
     if dtype == "bool":
         step = f"s = s or ({a}[i, p] and {b}[p, j])"
     else:
