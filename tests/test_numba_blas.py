@@ -20,7 +20,7 @@ import pytest
 
 import symlab
 import symlab.tensor as st
-from symlab.compile.numba import numpy_blas
+from symlab.compile.numba import numpy_blas, numpy_blas_library
 from symlab.compile.numba.numpy_blas import blas_dot
 
 pytestmark = pytest.mark.numba
@@ -129,7 +129,7 @@ def test_compiled_graphs_call_numpys_blas():
     assert sources.count("blas_dot(") == 2 and "np.dot" not in sources
     jitted_dot(xv.T, gv), jitted_dot(xv, xv.T)
     llvm = "".join(jitted_dot.inspect_llvm().values())  # what blas_dot compiles to
-    assert numpy_blas.symbol("dgemv") in llvm and numpy_blas.symbol("dgemm") in llvm
+    assert numpy_blas_library.symbol("dgemv") in llvm and numpy_blas_library.symbol("dgemm") in llvm
 
 
 def test_without_the_library_blas_dot_is_numbas_np_dot(monkeypatch):
@@ -154,9 +154,9 @@ def test_cache_keys_name_the_library():
 
 
 def test_the_library_found_is_numpys():
-    library = numpy_blas.find_library()
+    library = numpy_blas_library.find_library()
     if library is None:
         pytest.skip("this NumPy ships no BLAS of its own")
-    assert set(library.addresses) == set(numpy_blas.FUNCTIONS) and all(library.addresses.values())
+    assert set(library.addresses) == set(numpy_blas_library.FUNCTIONS) and all(library.addresses.values())
     assert library.int_bits in (32, 64)
     assert "blas" in library.path.lower() and "numpy" in library.path.lower()

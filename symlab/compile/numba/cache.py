@@ -53,19 +53,37 @@ def cache_dir() -> Path:
     return Path(env).expanduser() if env else Path.home() / ".cache" / "symlab"
 
 
-def _environment() -> str:
-    import numba
+def _numba_version() -> str:
+    """Numba's version, read from its installed distribution: importing Numba costs 0.1-0.2 s."""
+    import importlib.util
 
+    spec = importlib.util.find_spec("numba")
+    if spec is not None and spec.origin is not None:
+        site = Path(spec.origin).parent.parent
+        found = sorted(site.glob("numba-*.dist-info"))
+        if len(found) == 1:
+            return found[0].name[len("numba-") : -len(".dist-info")]
+    from importlib.metadata import version
+
+    return version("numba")
+
+
+def _environment() -> str:
+    """What the machine code depends on besides the source: Numba, Python, the CPU, the BLAS it calls.
+
+    Made without importing Numba, so that a graph's kernels can be named
+    (and looked up) before Numba is loaded.
+    """
     try:
         import llvmlite.binding as ll
 
         cpu = ll.get_host_cpu_name()
     except Exception:  # pragma: no cover - an unusual llvmlite
         cpu = platform.machine()
-    from symlab.compile.numba.numpy_blas import LIBRARY
+    from symlab.compile.numba.numpy_blas_library import LIBRARY
 
     blas = LIBRARY.identity if LIBRARY is not None else "numba's"  # the machine code calls one or the other
-    return f"numba {numba.__version__}; python {sys.version_info[:3]}; cpu {cpu}; blas {blas}"
+    return f"numba {_numba_version()}; python {sys.version_info[:3]}; cpu {cpu}; blas {blas}"
 
 
 _ENV: str | None = None

@@ -107,7 +107,7 @@ class _Stage:
 
 def _is_loop(sop: ScalarOp, in_dtypes: list[str], dtype: str) -> bool:
     """Whether NumPy has a loop computing ``sop`` from ``in_dtypes`` to ``dtype`` (one dtype in and out)."""
-    from symlab.compile.numba.ufunc_loops import AVAILABLE  # imports Numba: only when kernels are made
+    from symlab.compile.numba.ufunc_table import AVAILABLE
 
     return type(sop) is ScalarOp and in_dtypes == [dtype] and (sop.name, dtype) in AVAILABLE  # not a Cast
 

@@ -30,89 +30,26 @@ code it is ``np.dot``.
 >>> blas_dot(a, a.T)
 array([[ 5., 14.],
        [14., 50.]])
->>> LIBRARY is None or LIBRARY.int_bits in (32, 64)
-True
 """
 
 from __future__ import annotations
 
-import ctypes
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
+import llvmlite.binding as llvm
 import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.extending import intrinsic, overload, register_jitable
 
-#: The CBLAS functions kernels call, by their names without prefix or suffix.
-FUNCTIONS = ("sgemm", "dgemm", "sgemv", "dgemv", "sdot", "ddot")
-#: CBLAS's constants (``CBLAS_ORDER``, ``CBLAS_TRANSPOSE``).
-ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112
-
-
-@dataclass(frozen=True)
-class BlasLibrary:
-    """A BLAS library loaded in this process: its file, integer width and function addresses."""
-
-    path: str
-    int_bits: int
-    addresses: dict[str, int]
-
-    @property
-    def identity(self) -> str:
-        """What a cache key must know of it: the file's name and the integer width."""
-        return f"{Path(self.path).name} int{self.int_bits}"
-
-
-#: (prefix, suffix, integer bits) of the CBLAS names of the libraries NumPy's wheels ship.
-_NAMINGS = (("scipy_cblas_", "64_", 64), ("cblas_", "64_", 64), ("scipy_cblas_", "", 32))
-
-
-def _candidates() -> list[Path]:
-    """The BLAS files that NumPy's wheel puts next to its package."""
-    package = Path(np.__file__).parent
-    folders = [package.parent / "numpy.libs", package / ".dylibs"]
-    return sorted(p for folder in folders if folder.is_dir() for p in folder.iterdir() if "blas" in p.name.lower())
-
-
-def find_library() -> BlasLibrary | None:
-    """NumPy's BLAS with the CBLAS functions of :data:`FUNCTIONS`, or None."""
-    for path in _candidates():
-        try:
-            library = ctypes.CDLL(str(path))  # already loaded by NumPy: this only finds it
-        except OSError:
-            continue
-        for prefix, suffix, bits in _NAMINGS:
-            try:
-                addresses = {f: ctypes.cast(getattr(library, f"{prefix}{f}{suffix}"), ctypes.c_void_p).value for f in FUNCTIONS}
-            except AttributeError:
-                continue
-            if all(addresses.values()):
-                return BlasLibrary(str(path), bits, {f: int(a) for f, a in addresses.items() if a})
-    return None
-
-
-#: NumPy's BLAS as found in this process, or None.
-LIBRARY: BlasLibrary | None = find_library()
-
-
-def symbol(function: str) -> str:
-    """The LLVM symbol under which ``function`` (``dgemm``...) is registered."""
-    return f"symlab_blas_{function}"
+from symlab.compile.numba.jit_helpers import dot_operand
+from symlab.compile.numba.numpy_blas_library import LIBRARY, NO_TRANS, ROW_MAJOR, symbol
 
 
 def blas_dot(a: Any, b: Any) -> Any:
     """The product of vectors and matrices ``a`` and ``b`` (see the module's docstring)."""
     return np.dot(a, b)
 
-
-# --- the Numba side ----------------------------------------------------------------------------
-
-import llvmlite.binding as llvm  # noqa: E402  # below the part that needs no Numba
-from llvmlite import ir  # noqa: E402
-from numba import types  # noqa: E402
-from numba.extending import intrinsic, overload, register_jitable  # noqa: E402
-
-from symlab.compile.numba.jit_helpers import dot_operand  # noqa: E402
 
 
 @intrinsic
@@ -267,4 +204,4 @@ def _blas_dot(a, b):  # type: ignore[no-untyped-def]
     return vector_vector
 
 
-__all__ = ["FUNCTIONS", "LIBRARY", "BlasLibrary", "blas_dot", "data_pointer", "find_library", "symbol"]
+__all__ = ["LIBRARY", "blas_dot", "data_pointer"]

@@ -8,122 +8,29 @@ on a block of contiguous values, so that a fused kernel is as fast as NumPy
 per function *and* computes the same bits as NumPy (and as symlab's NUMPY
 mode), without NumPy's full-size temporaries.
 
-How: a ufunc keeps a table of inner loops, one per type signature, each a C
-function ``loop(char **args, npy_intp *dimensions, npy_intp *steps, void
-*data)``. :func:`loop_address` reads the table (NumPy's public
-``PyUFuncObject`` layout). Each loop is given to LLVM under a symbol name
+How: :mod:`~symlab.compile.numba.ufunc_table` finds each loop in its ufunc's
+table of inner loops (without importing Numba). Each loop is given to LLVM under a symbol name
 (``symlab_npy_exp_float64``...) when this module is imported, and the
 intrinsic ``<name>_<dtype>(src, dst)`` in compiled code calls that symbol.
 Machine code refers to the loop by name, never by address, so Numba's disk
 cache can keep it: a new process registers its own addresses before any
 cached code is loaded (every generated module imports this one).
 
-Only loops whose ``data`` pointer is NULL are used (NumPy's own typed loops);
-a ufunc or dtype without one is not in :data:`AVAILABLE`, and the kernel
-generators compute that function inline instead.
-
->>> import numpy as np
->>> ("exp", "float64") in AVAILABLE
-True
->>> call_loop_from_python("exp", np.array([0.0, 1.0]))
-array([1.        , 2.71828183])
+A ufunc or dtype without a loop in :data:`AVAILABLE` is computed inline by
+the kernel generators instead.
 """
 
 from __future__ import annotations
 
-import ctypes
 from typing import Any
 
 import llvmlite.binding as llvm
-import numpy as np
 from llvmlite import ir
 from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-#: symlab scalar op name -> NumPy ufunc whose inner loop computes it.
-UFUNCS: dict[str, np.ufunc] = {
-    name: getattr(np, name)
-    for name in (
-        "exp", "exp2", "expm1", "log", "log2", "log10", "log1p",
-        "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh",
-    )
-}
-#: Float dtypes the loops are taken for.
-DTYPES = ("float32", "float64")
-
-
-class _UFuncHead(ctypes.Structure):
-    """The leading fields of NumPy's ``PyUFuncObject`` (``numpy/ufuncobject.h``)."""
-
-    _fields_ = [
-        ("ob_refcnt", ctypes.c_ssize_t),
-        ("ob_type", ctypes.c_void_p),
-        ("nin", ctypes.c_int),
-        ("nout", ctypes.c_int),
-        ("nargs", ctypes.c_int),
-        ("identity", ctypes.c_int),
-        ("functions", ctypes.POINTER(ctypes.c_void_p)),
-        ("data", ctypes.POINTER(ctypes.c_void_p)),
-        ("ntypes", ctypes.c_int),
-        ("reserved1", ctypes.c_int),
-        ("name", ctypes.c_char_p),
-        ("types", ctypes.POINTER(ctypes.c_char)),
-    ]
-
-
-def loop_address(ufunc: np.ufunc, dtype: str) -> int | None:
-    """The address of ``ufunc``'s inner loop for ``dtype -> dtype``, or None.
-
-    None when the ufunc is not unary, has no such loop, or the loop needs a
-    ``data`` pointer. The struct is checked against the ufunc's Python-visible
-    name and arity before anything else is read.
-    """
-    head = _UFuncHead.from_address(id(ufunc))
-    if head.name is None or head.name.decode() != ufunc.__name__ or (head.nin, head.nout) != (1, 1):
-        return None
-    code = np.dtype(dtype).num
-    for k in range(head.ntypes):
-        if ord(head.types[2 * k]) == code and ord(head.types[2 * k + 1]) == code:
-            if head.data[k]:
-                return None
-            return head.functions[k]
-    return None
-
-
-def symbol(name: str, dtype: str) -> str:
-    """The LLVM symbol under which the loop of ``name`` on ``dtype`` is registered."""
-    return f"symlab_npy_{name}_{dtype}"
-
-
-#: (name, dtype) -> address of NumPy's loop, for every loop this process can call.
-AVAILABLE: dict[tuple[str, str], int] = {}
-for _name, _ufunc in UFUNCS.items():
-    for _dtype in DTYPES:
-        _address = loop_address(_ufunc, _dtype)
-        if _address:
-            AVAILABLE[(_name, _dtype)] = _address
-
-_LoopType = ctypes.CFUNCTYPE(
-    None,
-    ctypes.POINTER(ctypes.c_void_p),
-    ctypes.POINTER(ctypes.c_ssize_t),
-    ctypes.POINTER(ctypes.c_ssize_t),
-    ctypes.c_void_p,
-)
-
-
-def call_loop_from_python(name: str, x: np.ndarray) -> np.ndarray:
-    """Run the registered loop of ``name`` on a contiguous 1-d array (for tests and doctests)."""
-    x = np.ascontiguousarray(x)
-    out = np.empty_like(x)
-    fn = _LoopType(AVAILABLE[(name, x.dtype.name)])
-    args = (ctypes.c_void_p * 2)(x.ctypes.data, out.ctypes.data)
-    dims = (ctypes.c_ssize_t * 1)(x.size)
-    steps = (ctypes.c_ssize_t * 2)(x.itemsize, out.itemsize)
-    fn(args, dims, steps, None)
-    return out
-
+from symlab.compile.numba.ufunc_table import AVAILABLE, DTYPES, UFUNCS, call_loop_from_python, loop_address, symbol
 
 # --- the Numba side: symbols for LLVM, and one intrinsic per loop ------------------------------
 
