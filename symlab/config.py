@@ -8,6 +8,15 @@
 use. Set it from the environment with ``SYMLAB_FLOATX=float32`` or at run time::
 
     symlab.config.floatX = "float32"
+
+``background_compile`` (default False; ``SYMLAB_BACKGROUND_COMPILE=1``): with
+the Numba backend, ``symlab.function`` returns as soon as the graph is
+rewritten, Numba compiles (or loads from its cache) on a worker thread, and
+the calls made before the machine code is ready run the same optimized graph
+on the NumPy backend (see :class:`~symlab.compile.numba.linker.NumbaRunner`).
+
+>>> symlab.config.background_compile
+False
 """
 
 from __future__ import annotations
@@ -23,6 +32,8 @@ class Config:
     def __init__(self) -> None:
         self._floatX = "float64"
         self.floatX = os.environ.get("SYMLAB_FLOATX", "float64")
+        self._background_compile = False
+        self.background_compile = _env_flag("SYMLAB_BACKGROUND_COMPILE")
 
     @property
     def floatX(self) -> str:  # noqa: N802 - the name every Theano user knows
@@ -36,8 +47,28 @@ class Config:
             )
         self._floatX = value
 
+    @property
+    def background_compile(self) -> bool:
+        return self._background_compile
+
+    @background_compile.setter
+    def background_compile(self, value: bool) -> None:
+        if not isinstance(value, bool):
+            raise TypeError(f"config.background_compile must be True or False, received {value!r}")
+        self._background_compile = value
+
     def __repr__(self) -> str:
-        return f"Config(floatX={self.floatX!r})"
+        return f"Config(floatX={self.floatX!r}, background_compile={self.background_compile!r})"
+
+
+def _env_flag(name: str) -> bool:
+    """The boolean environment variable ``name``: unset, ``0``, ``false``, ``no`` or ``off`` is False."""
+    value = os.environ.get(name, "").strip().lower()
+    if value in ("", "0", "false", "no", "off"):
+        return False
+    if value in ("1", "true", "yes", "on"):
+        return True
+    raise ValueError(f"{name} must be 1 or 0 (true/false, yes/no, on/off), received {os.environ[name]!r}")
 
 
 config = Config()

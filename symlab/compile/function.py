@@ -329,6 +329,25 @@ class Function:
         #: The call without keywords, shared variables, updates or a profile, done with fewer steps; None if
         #: this function has one of those.
         self._plain_call = None if (self._shared or self._updates or self.profile is not None) else self._make_plain_call()
+        info = getattr(self._runner, "compile_info", None)
+        if info is not None and info.background:
+            self._runner.when_ready(self._compiled_code_ready)
+
+    def _compiled_code_ready(self) -> None:
+        """The runner's machine code is ready (background compilation): calls go straight to it from now."""
+        if self._plain_call is not None:
+            self._plain_call = self._make_plain_call()
+        if self.profile is not None:
+            self.profile.record_background_compile(self._runner.compile_info)
+
+    def wait_compiled(self, timeout: float | None = None) -> bool:
+        """Wait until the machine code is ready (at most ``timeout`` seconds); True once it is.
+
+        Only a function compiled in the background (``symlab.config.background_compile``) ever waits;
+        every other is ready when ``symlab.function`` returns.
+        """
+        wait = getattr(self._runner, "wait", None)
+        return True if wait is None else wait(timeout)
 
     def _make_plain_call(self) -> Any:
         """A function of the inputs, generated for this signature, that checks them and runs the graph.

@@ -60,6 +60,11 @@ class ProfileStats:
     cache_hit: bool | None = None
     #: Numba backend: why the disk cache could not give the machine code (None on a hit).
     cache_miss_reason: str | None = None
+    #: Background compilation (``config.background_compile``): seconds from making the runner until the
+    #: machine code was ready, on a worker thread (not part of :attr:`compile_seconds`); None otherwise.
+    background_seconds: float | None = None
+    #: Background compilation: calls the NumPy backend ran before the machine code was ready.
+    calls_before_ready: int = 0
     # -- calls -----------------------------------------------------------------
     calls: int = 0
     call_seconds: float = 0.0
@@ -69,6 +74,13 @@ class ProfileStats:
 
     def set_nodes(self, nodes: list[Apply]) -> None:
         self.nodes = [NodeStats(k, n) for k, n in enumerate(nodes)]
+
+    def record_background_compile(self, info: Any) -> None:
+        """Take the numbers of a compile that ran on a worker thread (a ``CompileInfo``), once it is over."""
+        self.background_seconds = info.ready_seconds
+        self.calls_before_ready = info.calls_before_ready
+        self.cache_hit = info.cache_hit
+        self.cache_miss_reason = info.miss_reason
 
     # -- parts -------------------------------------------------------------------
     def compile_parts(self) -> dict[str, float]:
@@ -109,6 +121,12 @@ class ProfileStats:
         lines = [f"Function profile: {self.name} (mode {self.mode}, linker {self.linker})"]
         lines.append(f"  compile time {self.compile_seconds:.6f}s")
         lines.extend(_parts(self.compile_parts(), self.compile_seconds))
+        if self.background_seconds is not None:
+            ran = f"{self.calls_before_ready} call{'s' if self.calls_before_ready != 1 else ''}"
+            lines.append(
+                f"    compiled in the background: machine code ready after {self.background_seconds:.6f}s "
+                f"({ran} ran on the NumPy backend before)"
+            )
         if self.cache_hit is not None:
             lines.append("    disk cache: hit" if self.cache_hit else f"    disk cache: miss ({self.cache_miss_reason})")
         lines.append(f"  {self.calls} call{'s' if self.calls != 1 else ''}, {self.call_seconds:.6f}s in total")

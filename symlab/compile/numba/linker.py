@@ -59,9 +59,10 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from time import perf_counter
 from typing import Any
 
@@ -391,6 +392,12 @@ class CompileInfo:
     #: another graph compiled before is loaded: only the graph function and new kernels are compiled).
     kernels_compiled: int = 0
     kernels_loaded: int = 0
+    #: Compiled on a worker thread while the NumPy backend ran the calls (``config.background_compile``).
+    background: bool = False
+    #: Seconds from making the runner to machine code ready to run (None until then).
+    ready_seconds: float | None = None
+    #: Calls the NumPy backend computed because the machine code was not ready yet (background only).
+    calls_before_ready: int = 0
 
 
 def load_compiled(gen: GeneratedModule, arg_types: dict[str, tuple[Any, ...]]) -> tuple[dict[str, Any], CompileInfo]:
@@ -464,41 +471,103 @@ def load_compiled(gen: GeneratedModule, arg_types: dict[str, tuple[Any, ...]]) -
 
 
 class NumbaRunner(NumpyRunner):
-    """Runs a graph compiled by :class:`NumbaLinker` (same interface as :class:`NumpyRunner`)."""
+    """Runs a graph compiled by :class:`NumbaLinker` (same interface as :class:`NumpyRunner`).
 
-    def __init__(self, fgraph: FunctionGraph, borrow_outputs: Sequence[bool] | None = None) -> None:
+    With ``background=True`` the runner is made without waiting for Numba:
+    the kernel source is generated (an op without a kernel is warned about
+    now), then a worker thread imports Numba and compiles the module or loads
+    it from the disk cache, while the calls made meanwhile run the same
+    optimized graph on the NumPy backend (each op's ``perform``, the
+    reference every kernel is tested against: values agree to rounding, and
+    elementwise kernels give NumPy's bits). The first call after the machine
+    code is ready switches to it for good. ``ready`` tells whether it is,
+    :meth:`wait` waits for it, and ``compile_info`` says how long it took
+    (``ready_seconds``) and how many calls ran before (``calls_before_ready``).
+    If Numba cannot compile the graph, the warning comes at the next call and
+    the NumPy backend stays.
+    """
+
+    def __init__(
+        self, fgraph: FunctionGraph, borrow_outputs: Sequence[bool] | None = None, background: bool = False
+    ) -> None:
+        started = perf_counter()
         self.fgraph = fgraph
         self.nodes = fgraph.toposort()
         self.copied_outputs = outputs_to_copy(fgraph, borrow_outputs)
-        self.compile_info = CompileInfo()
+        self.compile_info = CompileInfo(background=background)
         self.numpy_fallback: NumpyRunner | None = None
+        self._fn = None
         gen = generate_module(self.nodes, fgraph.inputs, fgraph.outputs)
         self.generated = gen
         self.compile_info.fallback_ops = sorted({str(n.op) for n in gen.fallback_nodes})
-        arg_types: dict[str, tuple[Any, ...]] = {}
-        known = self._slot_types(gen)
-        for step in gen.steps:
-            if step.kind == "segment":
-                arg_types[step.name] = numba_signature(
-                    [gen.constant_slots.get(s) for s in step.args], [known[s] for s in step.args]
-                )
+        self._ready = threading.Event()
+        self._lock = threading.Lock()  # orders when_ready against the end of compiling
+        self._when_ready: list[Any] = []
+        self._failure: str | None = None
+        #: The NumPy backend that runs calls until the machine code is ready (background compilation only).
+        self._interim: NumpyRunner | None = None
+        if not background:
+            self._compile(gen, borrow_outputs, started)
+            if self._failure is not None:
+                warnings.warn(self._failure, stacklevel=3)
+                self._failure = None
+            return
+        self._interim = NumpyRunner(fgraph, borrow_outputs)
+        self._thread = threading.Thread(
+            target=self._compile, args=(gen, borrow_outputs, started), name="symlab-numba-compile"
+        )
+        self._thread.start()
+
+    def _compile(self, gen: GeneratedModule, borrow_outputs: Sequence[bool] | None, started: float) -> None:
+        """Compile (or load) the module and make the runner ready; a failure leaves the NumPy backend."""
         try:
+            known = self._slot_types(gen)
+            arg_types = {  # the first use of Numba: on the worker thread when compiling in the background
+                step.name: numba_signature([gen.constant_slots.get(s) for s in step.args], [known[s] for s in step.args])
+                for step in gen.steps
+                if step.kind == "segment"
+            }
             if arg_types:
-                functions, self.compile_info = load_compiled(gen, arg_types)
-                self.compile_info.fallback_ops = sorted({str(n.op) for n in gen.fallback_nodes})
+                functions, info = load_compiled(gen, arg_types)
+                for f in fields(CompileInfo):  # in place: calls made meanwhile count in self.compile_info
+                    if f.name not in ("fallback_ops", "background", "calls_before_ready"):
+                        setattr(self.compile_info, f.name, getattr(info, f.name))
                 for step in gen.steps:
                     if step.kind == "segment":
                         step.function = functions[step.name]
             self._load_machines(gen)
+            self._prepare_run(gen)
+            self._interim = None  # calls go to the machine code from now on
         except Exception as err:
-            warnings.warn(
+            # The warning is given by the caller's thread: now, or at the first call after a background compile.
+            self._failure = (
                 f"symlab: Numba could not compile this graph ({type(err).__name__}: {str(err)[:500]}); "
-                "running the NumPy backend instead",
-                stacklevel=3,
+                "running the NumPy backend instead"
             )
-            self.numpy_fallback = NumpyRunner(fgraph, borrow_outputs)
-            return
-        self._prepare_run(gen)
+            self.numpy_fallback = self._interim or NumpyRunner(self.fgraph, borrow_outputs)
+        self.compile_info.ready_seconds = perf_counter() - started
+        with self._lock:
+            self._ready.set()
+            callbacks, self._when_ready = self._when_ready, []
+        for callback in callbacks:
+            callback()
+
+    @property
+    def ready(self) -> bool:
+        """Whether compiling is over: calls run the machine code (or, if Numba failed, the NumPy backend)."""
+        return self._ready.is_set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait until compiling is over (at most ``timeout`` seconds); return :attr:`ready`."""
+        return self._ready.wait(timeout)
+
+    def when_ready(self, callback: Any) -> None:
+        """Call ``callback()`` once compiling is over: now if it is, else on the compiling thread."""
+        with self._lock:
+            if not self._ready.is_set():
+                self._when_ready.append(callback)
+                return
+        callback()
 
     def _load_machines(self, gen: GeneratedModule) -> None:
         """Give each ``vm`` step its callable: the register machine its program needs, from the cache."""
@@ -545,9 +614,10 @@ class NumbaRunner(NumpyRunner):
     def direct_callable(self) -> Any:
         """The compiled graph function, when calling it alone is the whole call: ``fn(*inputs) -> tuple``.
 
-        None when the graph has Python steps, copied outputs or runs the NumPy fallback.
+        None when the graph has Python steps, copied outputs or runs the NumPy fallback, and while the
+        machine code is not ready.
         """
-        if self.numpy_fallback is not None or self._fn is None or self.copied_outputs:
+        if self._interim is not None or self.numpy_fallback is not None or self._fn is None or self.copied_outputs:
             return None
         fn, extra = self._fn, self._extra_args
         if not extra:
@@ -556,6 +626,15 @@ class NumbaRunner(NumpyRunner):
 
     # -- calls ---------------------------------------------------------------------------
     def __call__(self, input_values: Sequence[Any]) -> list[Any]:
+        interim = self._interim
+        if interim is not None:
+            if not self._ready.is_set():  # the machine code is not ready: the NumPy backend computes this call
+                self.compile_info.calls_before_ready += 1
+                interim.profile = self.profile
+                return interim(input_values)
+            self._interim = None  # Numba failed: numpy_fallback below runs this call and the next
+            warnings.warn(self._failure, stacklevel=3)
+            self._failure = None
         if self.numpy_fallback is not None:
             self.numpy_fallback.profile = self.profile
             return self.numpy_fallback(input_values)
@@ -610,7 +689,9 @@ class NumbaLinker(NumpyLinker):
     def make_runner(
         self, fgraph: FunctionGraph, borrow_outputs: Sequence[bool] | None = None, trace: Any = None
     ) -> NumbaRunner:
-        return NumbaRunner(fgraph, borrow_outputs)
+        from symlab.config import config
+
+        return NumbaRunner(fgraph, borrow_outputs, background=config.background_compile)
 
     def node_callable(self, node: Apply) -> Any:
         """``node``'s compiled kernel alone (``fn(*inputs) -> list of outputs``), or None without one.
