@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -137,6 +138,20 @@ class Composite(ScalarOp):
         return Apply(self, variables, [o.type() for o in self.outputs])
 
     # -- computing -------------------------------------------------------------------------
+    @cached_property
+    def _last_uses(self) -> list[list[Variable]]:
+        """For each inner node, the intermediate values it is the last to read (never inputs or outputs)."""
+        keep = set(self.inputs) | set(self.outputs)
+        last: dict[Variable, int] = {}
+        for k, node in enumerate(self.nodes):
+            for v in node.inputs:
+                if not isinstance(v, Constant) and v not in keep:
+                    last[v] = k
+        out: list[list[Variable]] = [[] for _ in self.nodes]
+        for v, k in last.items():
+            out[k].append(v)
+        return out
+
     def impl(self, *arrays: Any) -> Any:  # type: ignore[override]
         """The outputs for input values (arrays broadcast together, or numbers).
 
@@ -148,10 +163,12 @@ class Composite(ScalarOp):
         for inp, a in zip(self.inputs, arrays):
             values[inp] = np.asarray(a, dtype=inp.type.dtype)
         with np.errstate(all="ignore"):
-            for node in self.nodes:
+            for node, done in zip(self.nodes, self._last_uses):
                 args = [v.data if isinstance(v, Constant) else values[v] for v in node.inputs]
                 result = node.op.impl(*args)
                 values[node.outputs[0]] = np.asarray(result, dtype=node.outputs[0].type.dtype)
+                for v in done:  # freed after its last read: on large arrays, a few temporaries at a time, not all
+                    del values[v]
         shape = np.broadcast_shapes(*(values[i].shape for i in self.inputs))
         results = []
         for out in self.outputs:
