@@ -57,3 +57,63 @@ def test_chain_merges_repeated_subexpressions():
     before = workloads.count_nodes(outputs)
     f = symlab.function(inputs, outputs, mode="NUMPY")
     assert len(f.maker.fgraph.apply_nodes) < before
+
+
+def _load_run():
+    spec = importlib.util.spec_from_file_location("symlab_bench_run", _PATH.parent / "run.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _record(first_result, compile_total, returned, steady=None, ok=True):
+    record = {
+        "status": "ok",
+        "backend": "numba",
+        "nodes": 1,
+        "build": 1e-4,
+        "rewrite": 1e-3,
+        "compile_total": compile_total,
+        "returned": returned,
+        "first_result": first_result,
+        "calls_before_ready": 3,
+        "check": {"ok": ok, "problems": [] if ok else ["output 0 differs"]},
+    }
+    if steady is not None:
+        record["steady"] = {"compiled": steady, "numpy": 1e-6, "ratio": steady / 1e-6}
+    return record
+
+
+def test_background_compilation_is_reported_beside_the_issues_targets_not_among_them():
+    """Made-up worker records through summarize, targets and report: what passes, and where it is counted."""
+    run = _load_run()
+    raw = {
+        "import": {"symlab": [{"status": "ok", "import": 0.08, "numba_imported": False}]},
+        "workloads": {
+            "add10": {
+                "symlab": {"cold": [_record(0.9, 0.8, 0.8)], "warm": [_record(0.36, 0.3, 0.3, steady=2.8e-6)]},
+                "symlab-background": {"cold": [_record(0.15, 0.86, 0.08)], "warm": [_record(0.3, 0.33, 0.09)]},
+            },
+            "logreg": {
+                "symlab": {"cold": [_record(3.0, 2.7, 2.7)], "warm": [_record(0.5, 0.28, 0.28, steady=0.9e-6)]},
+                "symlab-background": {"cold": [_record(0.3, 2.6, 0.05)], "warm": [_record(0.3, 0.35, 0.2, ok=False)]},
+            },
+        },
+    }
+    summary = run.summarize(raw)
+    assert summary["workloads"]["add10"]["symlab-background"]["call"] is None  # not timed: the same machine code
+    issue = {t["target"]: t["status"] for t in run.targets(summary)}
+    assert issue["first result of x + y, fresh process, cold < 0.5 s"] == "FAIL"  # symlab's default path
+    assert issue["warm compile < 0.15 s: logreg"] == "FAIL"
+    background = {t["target"]: t["status"] for t in run.background_targets(summary)}
+    assert background == {
+        "function() + probe call, warm < 0.15 s: logreg": "FAIL (wrong result)",  # 0.2 s, and a mismatch
+        "first result of x + y, fresh process, cold < 0.5 s": "PASS",
+        "first result of x + y, fresh process, warm < 0.25 s": "FAIL",  # 0.3 s
+    }
+    text = run.report(summary, run.targets(summary), run.background_targets(summary))
+    assert "background compilation (config.background_compile, opt-in)" in text
+    assert "with background compilation (not counted above): 1 pass, 2 fail, 0 not measured" in text
+    counts = [line for line in text.splitlines() if line.startswith("targets: ")]
+    assert len(counts) == 1 and "PASS" not in counts[0]
