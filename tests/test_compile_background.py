@@ -221,3 +221,18 @@ def test_bad_settings_are_refused(monkeypatch):
     monkeypatch.setenv("SYMLAB_BACKGROUND_COMPILE", "maybe")
     with pytest.raises(ValueError, match=r"SYMLAB_BACKGROUND_COMPILE must be 1 or 0 .* received 'maybe'"):
         Config()
+
+
+def test_a_call_that_sees_the_code_become_ready_midway_runs_it_without_a_warning(held):
+    """The worker clears the interim runner, then sets ready: a call between the two reads must not warn."""
+    x = st.dvector("x")
+    f = symlab.function([x], x * 2)
+    runner = f.maker.runner
+    interim = runner._interim
+    held.set()
+    f.wait_compiled(timeout=60)
+    runner._interim = interim  # as read by a call just before the worker cleared it
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        np.testing.assert_array_equal(runner([np.arange(3.0)])[0], [0.0, 2.0, 4.0])
+    assert runner._interim is None and runner.numpy_fallback is None

@@ -484,7 +484,8 @@ class NumbaRunner(NumpyRunner):
     :meth:`wait` waits for it, and ``compile_info`` says how long it took
     (``ready_seconds``) and how many calls ran before (``calls_before_ready``).
     If Numba cannot compile the graph, the warning comes at the next call and
-    the NumPy backend stays.
+    the NumPy backend stays. The worker is not a daemon thread: a process that
+    ends while it compiles waits for it, so the cache entry is written whole.
     """
 
     def __init__(
@@ -632,9 +633,10 @@ class NumbaRunner(NumpyRunner):
                 self.compile_info.calls_before_ready += 1
                 interim.profile = self.profile
                 return interim(input_values)
-            self._interim = None  # Numba failed: numpy_fallback below runs this call and the next
-            warnings.warn(self._failure, stacklevel=3)
-            self._failure = None
+            self._interim = None
+            failure, self._failure = self._failure, None  # None: the code became ready since `interim` was read
+            if failure is not None:  # Numba failed: numpy_fallback below runs this call and the next
+                warnings.warn(failure, stacklevel=3)
         if self.numpy_fallback is not None:
             self.numpy_fallback.profile = self.profile
             return self.numpy_fallback(input_values)
