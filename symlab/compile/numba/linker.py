@@ -514,10 +514,7 @@ class NumbaRunner(NumpyRunner):
                 self._failure = None
             return
         self._interim = NumpyRunner(fgraph, borrow_outputs)
-        self._thread = threading.Thread(
-            target=self._compile, args=(gen, borrow_outputs, started), name="symlab-numba-compile"
-        )
-        self._thread.start()
+        threading.Thread(target=self._compile, args=(gen, borrow_outputs, started), name="symlab-numba-compile").start()
 
     def _compile(self, gen: GeneratedModule, borrow_outputs: Sequence[bool] | None, started: float) -> None:
         """Compile (or load) the module and make the runner ready; a failure leaves the NumPy backend."""

@@ -18,8 +18,9 @@ import numpy as np
 
 #: The CBLAS functions kernels call, by their names without prefix or suffix.
 FUNCTIONS = ("sgemm", "dgemm", "sgemv", "dgemv", "sdot", "ddot")
-#: CBLAS's constants (``CBLAS_ORDER``, ``CBLAS_TRANSPOSE``).
-ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112
+#: CBLAS's constants (``CBLAS_ORDER``, ``CBLAS_TRANSPOSE``); ``CblasTrans`` is ``NO_TRANS + 1``, so kernels pass
+#: ``NO_TRANS + t`` with ``t`` 1 for a transposed operand.
+ROW_MAJOR, NO_TRANS = 101, 111
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,7 @@ def find_library() -> BlasLibrary | None:
             except AttributeError:
                 continue
             if all(addresses.values()):
-                return BlasLibrary(str(path), bits, {f: int(a) for f, a in addresses.items() if a})
+                return BlasLibrary(str(path), bits, {f: int(a) for f, a in addresses.items()})
     return None
 
 
@@ -73,4 +74,4 @@ def symbol(function: str) -> str:
     return f"symlab_blas_{function}"
 
 
-__all__ = ["FUNCTIONS", "LIBRARY", "NO_TRANS", "ROW_MAJOR", "TRANS", "BlasLibrary", "find_library", "symbol"]
+__all__ = ["FUNCTIONS", "LIBRARY", "NO_TRANS", "ROW_MAJOR", "BlasLibrary", "find_library", "symbol"]
