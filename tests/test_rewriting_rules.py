@@ -325,3 +325,54 @@ def test_sigmoid_written_out_uses_one_exp_and_stays_exact_at_the_extremes():
     got = symlab.function([f32], T.sigmoid(f32))(values.astype("float32"))
     assert got.dtype == "float32"
     np.testing.assert_allclose(got, scipy.special.expit(values.astype("float32")), rtol=1e-6, atol=0)
+
+
+def test_distributed_product_cancels_the_divisions_of_a_logistic_gradient():
+    """canonicalize: (a/p + b/q) * p * q -> a*q + b*p; a logistic model's gradient then has no division."""
+    import symlab
+
+    X, y, w = T.dmatrix("X"), T.dvector("y"), T.dvector("w")
+    p = T.sigmoid(T.dot(X, w))
+    loss = -T.mean(y * T.log(p) + (1.0 - y) * T.log(1.0 - p))
+    (gw,) = symlab.grad(loss, [w])
+    new, trace = rewritten(gw, include=("canonicalize",))
+    assert "distribute_cancelling_divisions" in applied(trace)
+    f = symlab.function([X, y, w], gw, mode="NUMPY")
+    divisions = [
+        inner for node in f.maker.fgraph.toposort() if hasattr(node.op, "scalar_op") and hasattr(node.op.scalar_op, "nodes")
+        for inner in node.op.scalar_op.nodes if str(inner.op) == "true_div" and node.outputs[0].ndim == 1
+    ]
+    # the only divisions left are the sigmoid's own (1 / (1 + e) and e / (1 + e)); none by p or 1 - p
+    assert len(divisions) == 2
+    rng = np.random.default_rng(5)
+    Xv, yv, wv = rng.standard_normal((50, 4)), (rng.uniform(size=50) > 0.5).astype(float), rng.standard_normal(4)
+    pv = 1.0 / (1.0 + np.exp(-(Xv @ wv)))
+    np.testing.assert_allclose(f(Xv, yv, wv), Xv.T @ (pv - yv) / 50, rtol=1e-12, atol=1e-15)
+
+
+def test_distribution_applies_only_when_every_division_cancels():
+    x, y, z = T.dvectors("x", "y", "z")
+    p = T.exp(z)
+    cases = {
+        "cancels": ((x / p - y / (1.0 - p)) * (p * (1.0 - p)), True),
+        "negated sum": (-(x / p + y / z) * p * z, True),
+        "one term does not cancel": ((x / p + y) * p, False),
+        "divisor not a factor": ((x / p + y / z) * p, False),
+    }
+    vals = {name: positive(3) for name in "xyz"}
+    for label, (out, expect) in cases.items():
+        new, trace = rewritten(out, include=("canonicalize",))
+        assert ("distribute_cancelling_divisions" in applied(trace)) is expect, label
+        got = new.eval({v: vals[v.name] for v in trace.fgraph.inputs})
+        want = out.eval({v: vals[v.name] for v in (x, y, z) if v in ancestors([out])})
+        np.testing.assert_allclose(got, want, rtol=1e-12, err_msg=label)
+
+
+def test_distribution_is_refused_when_it_would_change_the_type():
+    """(a/P + b/P) * P with vectors a, b and a matrix P would be the vector a + b: refused, the output stays a matrix."""
+    a, b = T.dvectors("a", "b")
+    P = T.dmatrix("P")
+    out = (a / P + b / P) * P
+    new, trace = rewritten(out, include=("canonicalize",))
+    assert "distribute_cancelling_divisions" not in applied(trace)
+    assert new.type == out.type

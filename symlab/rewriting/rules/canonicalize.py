@@ -20,7 +20,17 @@ expected value where the original gives NaN.
 
 Node rewriters below the table handle what a pattern cannot say: useless
 ``DimShuffle``/``SpecifyShape``/``Reshape`` nodes and chains of
-``DimShuffle`` (see also :mod:`~symlab.rewriting.rules.shapes`).
+``DimShuffle`` (see also :mod:`~symlab.rewriting.rules.shapes`), and
+:func:`distribute_cancelling_divisions`, the reason a logistic model's
+gradient costs no division:
+
+>>> p = T.sigmoid(x)
+>>> g = (y / p - (1.0 - y) / (1.0 - p)) * (p * (1.0 - p))  # d/dx of y*log(p) + (1-y)*log(1-p), by the chain rule
+>>> out, trace = rewrite_graph(g, include=("canonicalize",))
+>>> "distribute_cancelling_divisions" in [s.rule for s in trace]
+True
+>>> sorted({str(n.op.scalar_op) for n in trace.fgraph.toposort()})
+['mul', 'sigmoid', 'sub']
 """
 
 from __future__ import annotations
@@ -29,7 +39,7 @@ from symlab.graph.basic import Apply, Constant, Variable
 from symlab.graph.fg import FunctionGraph
 from symlab.rewriting.basic import node_rewriter
 from symlab.rewriting.db import register
-from symlab.rewriting.rules.table import register_table
+from symlab.rewriting.rules.table import fits, register_table
 from symlab.tensor import math as M
 from symlab.tensor.alloc import zeros_like
 from symlab.tensor.elemwise import DimShuffle
@@ -55,6 +65,77 @@ ROWS = [
 CHEAP = ("add_zero", "zero_add", "sub_zero", "mul_one", "one_mul", "div_one", "neg_neg")
 
 register_table(ROWS, "canonicalize", cheap=CHEAP)
+
+
+# -- products over sums whose divisions cancel -----------------------------------------------------------
+
+
+def _factors(v: Variable, fgraph: FunctionGraph, top: bool = True) -> list[Variable]:
+    """The factors of the product tree rooted at ``v``; an inner product is opened only if nothing else uses it."""
+    owner = v.owner
+    if owner is not None and owner.op == M.mul and (top or len(fgraph.clients[v]) == 1):
+        return [f for i in owner.inputs for f in _factors(i, fgraph, top=False)]
+    return [v]
+
+
+def _terms(v: Variable, fgraph: FunctionGraph, top: bool = True) -> list[tuple[int, Variable]]:
+    """The signed terms ``(±1, t)`` of the sum tree rooted at ``v`` (``add``, ``sub`` and ``neg`` opened)."""
+    owner = v.owner
+    if owner is None or not (top or len(fgraph.clients[v]) == 1):
+        return [(1, v)]
+    if owner.op == M.add:
+        return [t for i in owner.inputs for t in _terms(i, fgraph, top=False)]
+    if owner.op == M.sub:
+        a, b = owner.inputs
+        return _terms(a, fgraph, top=False) + [(-s, t) for s, t in _terms(b, fgraph, top=False)]
+    if owner.op == M.neg:
+        return [(-s, t) for s, t in _terms(owner.inputs[0], fgraph, top=False)]
+    return [(1, v)]
+
+
+def _product(factors: list[Variable]) -> Variable:
+    out = factors[0]
+    for f in factors[1:]:
+        out = M.mul(out, f)
+    return out
+
+
+def _cancelled(terms: list[tuple[int, Variable]], others: list[Variable]) -> list[tuple[int, Variable]] | None:
+    """Each term ``n / d`` times ``others``, with ``d`` struck from ``others``; None unless every term cancels."""
+    out = []
+    for sign, t in terms:
+        if t.owner is None or t.owner.op != M.true_div:
+            return None
+        num, den = t.owner.inputs
+        rest = list(others)
+        at = next((k for k, f in enumerate(rest) if f is den), None)
+        if at is None:
+            return None
+        del rest[at]
+        out.append((sign, _product([num, *rest])))
+    return out
+
+
+@register("canonicalize")
+@node_rewriter([M.mul])
+def distribute_cancelling_divisions(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None:
+    """(a/p + b/q) * p * q -> a*q + b*p: a product distributed over a sum when that cancels every division"""
+    factors = _factors(node.outputs[0], fgraph)
+    for k, f in enumerate(factors):
+        if f.owner is None or f.owner.op not in (M.add, M.sub, M.neg):
+            continue
+        terms = _terms(f, fgraph)
+        products = _cancelled(terms, factors[:k] + factors[k + 1:])
+        if products is None:
+            continue
+        positive = [t for s, t in products if s > 0]
+        negative = [t for s, t in products if s < 0]
+        total = M.add(*positive) if len(positive) > 1 else positive[0] if positive else None
+        for t in negative:
+            total = M.neg(t) if total is None else M.sub(total, t)
+        if total is not None and fits(total, node.outputs[0]):
+            return [total]
+    return None
 
 
 # -- useless nodes ---------------------------------------------------------------------------------------
@@ -125,4 +206,12 @@ def useless_reshape(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None
     return [x]
 
 
-__all__ = ["CHEAP", "ROWS", "merge_dimshuffles", "useless_dimshuffle", "useless_reshape", "useless_specify_shape"]
+__all__ = [
+    "CHEAP",
+    "ROWS",
+    "distribute_cancelling_divisions",
+    "merge_dimshuffles",
+    "useless_dimshuffle",
+    "useless_reshape",
+    "useless_specify_shape",
+]
