@@ -12,6 +12,10 @@ knows is C-contiguous; for others ``as_strided``, of unknown layout.
 ``a`` is C-contiguous, a copy otherwise (what ``np.ravel`` does, at a
 fraction of its compile time).
 
+``c_layout(a)`` is True when Numba knows ``a`` is C-contiguous (a constant
+of the compiled code), so that a kernel can take a flat view of ``a`` only
+where that costs no copy.
+
 ``dot_operand(a)`` is ``a`` itself when Numba knows ``a`` is C- or
 F-contiguous (BLAS takes either, a transpose being F-contiguous), and a
 C-contiguous copy otherwise: on an array of unknown layout, Numba's
@@ -46,6 +50,17 @@ def _dot_operand(a):  # type: ignore[no-untyped-def]  # unannotated: Numba compa
     return lambda a: np.ascontiguousarray(a)
 
 
+def c_layout(a: Any) -> bool:
+    """True if ``a`` is C-contiguous (in compiled code: if Numba's type of ``a`` says so)."""
+    return bool(a.flags.c_contiguous)
+
+
+@overload(c_layout)
+def _c_layout(a):  # type: ignore[no-untyped-def]
+    known = isinstance(a, types.Array) and a.layout == "C"
+    return (lambda a: True) if known else (lambda a: False)
+
+
 def reshaped_view(a: Any, shape: tuple[int, ...], strides: tuple[int, ...]) -> Any:
     """A view of ``a`` with the given shape and strides (see the module's docstring)."""
     return np.lib.stride_tricks.as_strided(a, shape=shape, strides=strides)
@@ -72,4 +87,4 @@ def _flat_input(a):  # type: ignore[no-untyped-def]
     return lambda a: a.flatten()
 
 
-__all__ = ["dot_operand", "flat_input", "reshaped_view"]
+__all__ = ["c_layout", "dot_operand", "flat_input", "reshaped_view"]

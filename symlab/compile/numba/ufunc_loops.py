@@ -18,6 +18,11 @@ cached code is loaded (every generated module imports this one).
 
 A ufunc or dtype without a loop in :data:`AVAILABLE` is computed inline by
 the kernel generators instead.
+
+``sum_<dtype>(src)`` returns the sum of a 1-d array by NumPy's ``add`` loop
+called in its reduce mode: pairwise summation, the bits of ``np.sum`` along
+a contiguous axis, and several times faster than a plain loop, whose every
+addition waits for the one before.
 """
 
 from __future__ import annotations
@@ -30,11 +35,19 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from symlab.compile.numba.ufunc_table import AVAILABLE, DTYPES, UFUNCS, call_loop_from_python, loop_address, symbol
+from symlab.compile.numba.ufunc_table import (
+    AVAILABLE,
+    DTYPES,
+    REDUCE_AVAILABLE,
+    UFUNCS,
+    call_loop_from_python,
+    loop_address,
+    symbol,
+)
 
 # --- the Numba side: symbols for LLVM, and one intrinsic per loop ------------------------------
 
-for (_name, _dtype), _address in AVAILABLE.items():
+for (_name, _dtype), _address in (AVAILABLE | REDUCE_AVAILABLE).items():
     llvm.add_symbol(symbol(_name, _dtype), _address)
 
 
@@ -80,4 +93,44 @@ for (_name, _dtype) in AVAILABLE:
     globals()[f"{_name}_{_dtype}"] = _make_intrinsic(_name, _dtype)
 
 
-__all__ = ["AVAILABLE", "DTYPES", "UFUNCS", "call_loop_from_python", "loop_address", "symbol"]
+def _make_sum_intrinsic(dtype: str) -> Any:
+    """``sum_<dtype>(src)``: the sum of a 1-d array of ``dtype`` (any stride), by NumPy's pairwise ``add``
+    loop in reduce mode: the same bits as ``np.sum`` along a contiguous axis."""
+    sym = symbol("add", dtype)
+    numba_dtype = getattr(types, dtype)
+
+    def typer(typingctx, src):  # type: ignore[no-untyped-def]
+        if not (isinstance(src, types.Array) and src.ndim == 1 and src.dtype == numba_dtype):
+            return None
+
+        def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+            (src_ty,) = signature.args
+            s = context.make_array(src_ty)(context, builder, args[0])
+            i8p = ir.IntType(8).as_pointer()
+            intp = context.get_value_type(types.intp)
+            value_ty = context.get_value_type(numba_dtype)
+            fnty = ir.FunctionType(ir.VoidType(), [i8p.as_pointer(), intp.as_pointer(), intp.as_pointer(), i8p])
+            fn = cgutils.get_or_insert_function(builder.module, fnty, sym)
+            acc = cgutils.alloca_once_value(builder, ir.Constant(value_ty, 0.0))
+            acc_p = builder.bitcast(acc, i8p)
+            pointers = cgutils.alloca_once(builder, i8p, size=3)
+            for k, p in enumerate((acc_p, builder.bitcast(s.data, i8p), acc_p)):
+                builder.store(p, builder.gep(pointers, [ir.Constant(intp, k)]))
+            dims = cgutils.alloca_once_value(builder, builder.extract_value(s.shape, 0))
+            steps = cgutils.alloca_once(builder, intp, size=3)
+            for k, step in enumerate((ir.Constant(intp, 0), builder.extract_value(s.strides, 0), ir.Constant(intp, 0))):
+                builder.store(step, builder.gep(steps, [ir.Constant(intp, k)]))
+            builder.call(fn, [pointers, dims, steps, ir.Constant(i8p, None)])
+            return builder.load(acc)
+
+        return numba_dtype(src), codegen
+
+    typer.__name__ = f"sum_{dtype}"
+    return intrinsic(typer)
+
+
+for (_name, _dtype) in REDUCE_AVAILABLE:
+    globals()[f"sum_{_dtype}"] = _make_sum_intrinsic(_dtype)
+
+
+__all__ = ["AVAILABLE", "DTYPES", "REDUCE_AVAILABLE", "UFUNCS", "call_loop_from_python", "loop_address", "symbol"]

@@ -17,6 +17,9 @@ generators compute that function inline instead.
 True
 >>> call_loop_from_python("exp", np.array([0.0, 1.0]))
 array([1.        , 2.71828183])
+
+Sums call NumPy's ``add`` loop in its reduce mode (pairwise summation, the
+bits of ``np.sum``): :data:`REDUCE_AVAILABLE`, :func:`sum_from_python`.
 """
 
 from __future__ import annotations
@@ -56,6 +59,21 @@ class _UFuncHead(ctypes.Structure):
     ]
 
 
+def _typed_loop(ufunc: np.ufunc, dtype: str, nin: int) -> int | None:
+    """The address of ``ufunc``'s inner loop with ``nin`` inputs and one output, all of ``dtype``, or None."""
+    head = _UFuncHead.from_address(id(ufunc))
+    if head.name is None or head.name.decode() != ufunc.__name__ or (head.nin, head.nout) != (nin, 1):
+        return None
+    code = np.dtype(dtype).num
+    nargs = nin + 1
+    for k in range(head.ntypes):
+        if all(ord(head.types[nargs * k + i]) == code for i in range(nargs)):
+            if head.data[k]:
+                return None
+            return head.functions[k]
+    return None
+
+
 def loop_address(ufunc: np.ufunc, dtype: str) -> int | None:
     """The address of ``ufunc``'s inner loop for ``dtype -> dtype``, or None.
 
@@ -63,16 +81,18 @@ def loop_address(ufunc: np.ufunc, dtype: str) -> int | None:
     ``data`` pointer. The struct is checked against the ufunc's Python-visible
     name and arity before anything else is read.
     """
-    head = _UFuncHead.from_address(id(ufunc))
-    if head.name is None or head.name.decode() != ufunc.__name__ or (head.nin, head.nout) != (1, 1):
-        return None
-    code = np.dtype(dtype).num
-    for k in range(head.ntypes):
-        if ord(head.types[2 * k]) == code and ord(head.types[2 * k + 1]) == code:
-            if head.data[k]:
-                return None
-            return head.functions[k]
-    return None
+    return _typed_loop(ufunc, dtype, 1)
+
+
+def reduce_loop_address(ufunc: np.ufunc, dtype: str) -> int | None:
+    """The address of binary ``ufunc``'s loop for ``(dtype, dtype) -> dtype``, or None.
+
+    Called with the output as its first input and both of their steps 0,
+    NumPy's float ``add`` loop *reduces*: it adds the pairwise sum of the
+    second input to the output, exactly as ``np.sum`` does along a contiguous
+    axis (and as :func:`sum_from_python` shows).
+    """
+    return _typed_loop(ufunc, dtype, 2)
 
 
 def symbol(name: str, dtype: str) -> str:
@@ -87,6 +107,13 @@ for _name, _ufunc in UFUNCS.items():
         _address = loop_address(_ufunc, _dtype)
         if _address:
             AVAILABLE[(_name, _dtype)] = _address
+
+#: (name, dtype) -> address of the loop a sum calls (see :func:`reduce_loop_address`).
+REDUCE_AVAILABLE: dict[tuple[str, str], int] = {}
+for _dtype in DTYPES:
+    _address = reduce_loop_address(np.add, _dtype)
+    if _address:
+        REDUCE_AVAILABLE[("add", _dtype)] = _address
 
 _LoopType = ctypes.CFUNCTYPE(
     None,
@@ -109,4 +136,30 @@ def call_loop_from_python(name: str, x: np.ndarray) -> np.ndarray:
     return out
 
 
-__all__ = ["AVAILABLE", "DTYPES", "UFUNCS", "call_loop_from_python", "loop_address", "symbol"]
+def sum_from_python(x: np.ndarray) -> np.generic:
+    """The sum of a 1-d float array by NumPy's ``add`` loop in reduce mode (for tests and doctests).
+
+    >>> x = np.random.default_rng(0).standard_normal(1001)
+    >>> bool(sum_from_python(x) == np.sum(x)), bool(sum_from_python(x[::-3]) == np.sum(x[::-3]))
+    (True, True)
+    """
+    acc = np.zeros(1, x.dtype)
+    fn = _LoopType(REDUCE_AVAILABLE[("add", x.dtype.name)])
+    args = (ctypes.c_void_p * 3)(acc.ctypes.data, x.ctypes.data, acc.ctypes.data)
+    dims = (ctypes.c_ssize_t * 1)(x.shape[0])
+    steps = (ctypes.c_ssize_t * 3)(0, x.strides[0], 0)
+    fn(args, dims, steps, None)
+    return acc[0]
+
+
+__all__ = [
+    "AVAILABLE",
+    "DTYPES",
+    "REDUCE_AVAILABLE",
+    "UFUNCS",
+    "call_loop_from_python",
+    "loop_address",
+    "reduce_loop_address",
+    "sum_from_python",
+    "symbol",
+]
