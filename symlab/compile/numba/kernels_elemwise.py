@@ -11,7 +11,9 @@ types say so), and the run-time sizes of the other inputs must agree, or a
 When every input is either of the full shape or a broadcast single element,
 and the arrays are C-contiguous at run time, a flat loop runs (the fast
 path: ``np.ravel`` is a view of an array Numba knows is C-contiguous, a copy
-of one it does not); otherwise one nested loop per dimension. An
+of one it does not); otherwise one nested loop per dimension. Vectors have
+no fast path (their loop is flat already, and the checks cost a tenth of a
+microsecond a call), except for the parallel loop below. An
 ``inplace_pattern`` output is written into its input's buffer, by the nested
 loops (a flat view of an array whose layout Numba does not know is not
 available in nopython mode).
@@ -31,13 +33,16 @@ one-output loop, tens of seconds for a loop with many outputs), which only
 pays where the loop does.
 
 >>> import symlab.tensor as st
->>> x, y = st.dvectors("x", "y")
+>>> x, y = st.dmatrices("x", "y")
 >>> print(kernel_for((x + y).owner, "k").source)  # doctest: +ELLIPSIS
 def k(a0, a1):
     n0 = a0.shape[0]
     if a1.shape[0] != n0:
         raise ValueError('Elemwise{add,no_inplace}: input shapes do not match in dimension 0; ...')
-    out0 = np.empty((n0,), np.float64)
+    n1 = a0.shape[1]
+    if a1.shape[1] != n1:
+        raise ValueError('Elemwise{add,no_inplace}: input shapes do not match in dimension 1; ...')
+    out0 = np.empty((n0, n1,), np.float64)
     if a0.flags.c_contiguous and a1.flags.c_contiguous:
         f0 = np.ravel(a0)
         f1 = np.ravel(a1)
@@ -48,9 +53,10 @@ def k(a0, a1):
             g0[i] = np.float64((x0 + x1))
     else:
         for j0 in range(n0):
-            x0 = a0[j0]
-            x1 = a1[j0]
-            out0[j0] = np.float64((x0 + x1))
+            for j1 in range(n1):
+                x0 = a0[j0, j1]
+                x1 = a1[j0, j1]
+                out0[j0, j1] = np.float64((x0 + x1))
     return out0
 <BLANKLINE>
 """
@@ -278,9 +284,10 @@ def elemwise_kernel(op: Elemwise, node: Apply, name: str) -> Kernel:
         lines.append(f"    return {_returned(len(outs))}")
         return Kernel(name, _with_helpers(lines, helpers))
 
-    # -- fast path: every input full-shape or a single broadcast element, all contiguous
+    # -- fast path: every input full-shape or a single broadcast element, all contiguous. A vector needs
+    # none (its loop is already flat), unless it gets the parallel loop
     kinds = input_kinds(node)
-    fast = "partial" not in kinds and not destroyed
+    fast = "partial" not in kinds and not destroyed and (nd > 1 or _worth_parallel(op))
     index = ", ".join(f"j{d}" for d in range(nd))
     general_reads = []
     for i, v in enumerate(ins):
