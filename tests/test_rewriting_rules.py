@@ -376,3 +376,27 @@ def test_distribution_is_refused_when_it_would_change_the_type():
     new, trace = rewritten(out, include=("canonicalize",))
     assert "distribute_cancelling_divisions" not in applied(trace)
     assert new.type == out.type
+
+
+def test_distribution_looks_at_a_bounded_number_of_operands():
+    """Long products and sums (thousands of nodes deep) are rewritten without recursion, looking at a few operands."""
+    from symlab.rewriting.rules.canonicalize import MAX_OPERANDS
+
+    xs = [T.dvector(f"x{i}") for i in range(3000)]
+    product = xs[0]
+    for v in xs[1:]:
+        product = product * v
+    total = xs[0] / xs[1]
+    for v in xs[2:]:
+        total = total + v / xs[1]
+    for out in (product, total * xs[1]):
+        new, trace = rewritten(out, include=("canonicalize",))
+        assert "distribute_cancelling_divisions" not in applied(trace)  # the sum has more than MAX_OPERANDS terms
+    few = xs[0] / xs[1]
+    for v in xs[2:MAX_OPERANDS]:
+        few = few + v / xs[1]
+    new, trace = rewritten(few * xs[1], include=("canonicalize",))
+    assert "distribute_cancelling_divisions" in applied(trace)
+    vals = {v.name: positive(3) for v in xs[:MAX_OPERANDS]}
+    want = sum(vals[f"x{i}"] for i in [0, *range(2, MAX_OPERANDS)])
+    np.testing.assert_allclose(new.eval({v: vals[v.name] for v in trace.fgraph.inputs}), want, rtol=1e-12)

@@ -70,27 +70,44 @@ register_table(ROWS, "canonicalize", cheap=CHEAP)
 # -- products over sums whose divisions cancel -----------------------------------------------------------
 
 
-def _factors(v: Variable, fgraph: FunctionGraph, top: bool = True) -> list[Variable]:
+#: At most this many factors and terms are looked at: the cancellations this rule makes are between a few
+#: operands, and a bound keeps it linear on long products and sums (each of their nodes is visited).
+MAX_OPERANDS = 16
+
+
+def _factors(v: Variable, fgraph: FunctionGraph) -> list[Variable]:
     """The factors of the product tree rooted at ``v``; an inner product is opened only if nothing else uses it."""
-    owner = v.owner
-    if owner is not None and owner.op == M.mul and (top or len(fgraph.clients[v]) == 1):
-        return [f for i in owner.inputs for f in _factors(i, fgraph, top=False)]
-    return [v]
+    out: list[Variable] = []
+    stack = [(v, True)]
+    while stack:
+        u, top = stack.pop()
+        owner = u.owner
+        if owner is not None and owner.op == M.mul and (top or len(fgraph.clients[u]) == 1) \
+                and len(out) + len(stack) + len(owner.inputs) <= MAX_OPERANDS:
+            stack.extend((i, False) for i in reversed(owner.inputs))
+        else:
+            out.append(u)
+    return out
 
 
-def _terms(v: Variable, fgraph: FunctionGraph, top: bool = True) -> list[tuple[int, Variable]]:
+def _terms(v: Variable, fgraph: FunctionGraph) -> list[tuple[int, Variable]]:
     """The signed terms ``(±1, t)`` of the sum tree rooted at ``v`` (``add``, ``sub`` and ``neg`` opened)."""
-    owner = v.owner
-    if owner is None or not (top or len(fgraph.clients[v]) == 1):
-        return [(1, v)]
-    if owner.op == M.add:
-        return [t for i in owner.inputs for t in _terms(i, fgraph, top=False)]
-    if owner.op == M.sub:
-        a, b = owner.inputs
-        return _terms(a, fgraph, top=False) + [(-s, t) for s, t in _terms(b, fgraph, top=False)]
-    if owner.op == M.neg:
-        return [(-s, t) for s, t in _terms(owner.inputs[0], fgraph, top=False)]
-    return [(1, v)]
+    out: list[tuple[int, Variable]] = []
+    stack = [(1, v, True)]
+    while stack:
+        sign, u, top = stack.pop()
+        owner = u.owner
+        opened = owner is not None and (top or len(fgraph.clients[u]) == 1) \
+            and len(out) + len(stack) + len(owner.inputs) <= MAX_OPERANDS
+        if opened and owner.op == M.add:
+            stack.extend((sign, i, False) for i in reversed(owner.inputs))
+        elif opened and owner.op == M.sub:
+            stack.extend([(-sign, owner.inputs[1], False), (sign, owner.inputs[0], False)])
+        elif opened and owner.op == M.neg:
+            stack.append((-sign, owner.inputs[0], False))
+        else:
+            out.append((sign, u))
+    return out
 
 
 def _product(factors: list[Variable]) -> Variable:
@@ -130,7 +147,9 @@ def distribute_cancelling_divisions(fgraph: FunctionGraph, node: Apply) -> list[
             continue
         positive = [t for s, t in products if s > 0]
         negative = [t for s, t in products if s < 0]
-        total = M.add(*positive) if len(positive) > 1 else positive[0] if positive else None
+        total = None
+        for t in positive:
+            total = t if total is None else M.add(total, t)
         for t in negative:
             total = M.neg(t) if total is None else M.sub(total, t)
         if total is not None and fits(total, node.outputs[0]):
@@ -208,6 +227,7 @@ def useless_reshape(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None
 
 __all__ = [
     "CHEAP",
+    "MAX_OPERANDS",
     "ROWS",
     "distribute_cancelling_divisions",
     "merge_dimshuffles",
