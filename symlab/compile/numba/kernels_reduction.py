@@ -37,10 +37,7 @@ def k(a):
     acc = np.full((), 0, np.float64)
     if c_layout(a):
         f = flat_input(a)
-        block = a.shape[0] * a.shape[1]
-        start = 0
-        acc[()] = ufunc_loops.sum_float64(f[start:start + block])
-        start += block
+        acc[()] = ufunc_loops.sum_float64(f)
         return acc
     for j0 in range(a.shape[0]):
         acc[()] = acc[()] + ufunc_loops.sum_float64(a[j0, :])
@@ -131,14 +128,19 @@ def _pairwise_sum_kernel(nd: int, axes: set[int], dtype: str, name: str) -> Kern
     lines = [f"def {name}(a):", f"    acc = np.full({shape}, 0, np.{dtype})"]
     if len(axes) > 1 and axes == set(range(len(kept), nd)):  # trailing axes: one row each when C-contiguous
         block = " * ".join(f"a.shape[{d}]" for d in sorted(axes))
-        lines += ["    if c_layout(a):", "        f = flat_input(a)", f"        block = {block}", "        start = 0"]
+        lines += ["    if c_layout(a):", "        f = flat_input(a)"]
+        if not kept:  # the whole array is one row
+            lines += [f"        acc[()] = ufunc_loops.sum_{dtype}(f)", "        return acc"]
+        else:
+            lines += [f"        block = {block}", "        start = 0"]
         depth = 2
         for d in kept:
             lines.append("    " * depth + f"for j{d} in range(a.shape[{d}]):")
             depth += 1
-        lines.append("    " * depth + f"acc[{index}] = ufunc_loops.sum_{dtype}(f[start:start + block])")
-        lines.append("    " * depth + "start += block")
-        lines.append("        return acc")
+        if kept:
+            lines.append("    " * depth + f"acc[{index}] = ufunc_loops.sum_{dtype}(f[start:start + block])")
+            lines.append("    " * depth + "start += block")
+            lines.append("        return acc")
     depth = 1
     for d in range(nd - 1):
         lines.append("    " * depth + f"for j{d} in range(a.shape[{d}]):")
