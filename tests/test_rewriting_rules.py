@@ -391,7 +391,8 @@ def test_distribution_looks_at_a_bounded_number_of_operands():
         total = total + v / xs[1]
     for out in (product, total * xs[1]):
         new, trace = rewritten(out, include=("canonicalize",))
-        assert "distribute_cancelling_divisions" not in applied(trace)  # the sum has more than MAX_OPERANDS terms
+        # the product has no sum to distribute over; the sum has more than MAX_OPERANDS terms
+        assert "distribute_cancelling_divisions" not in applied(trace)
     few = xs[0] / xs[1]
     for v in xs[2:MAX_OPERANDS]:
         few = few + v / xs[1]

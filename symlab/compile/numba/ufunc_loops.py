@@ -51,6 +51,20 @@ for (_name, _dtype), _address in (AVAILABLE | REDUCE_AVAILABLE).items():
     llvm.add_symbol(symbol(_name, _dtype), _address)
 
 
+def _call_loop(context: Any, builder: Any, sym: str, data: list[Any], n: Any, steps: list[Any]) -> None:
+    """Emit a call of the NumPy inner loop registered as ``sym``: ``loop(data, &n, steps, NULL)``."""
+    i8p = ir.IntType(8).as_pointer()
+    intp = context.get_value_type(types.intp)
+    fnty = ir.FunctionType(ir.VoidType(), [i8p.as_pointer(), intp.as_pointer(), intp.as_pointer(), i8p])
+    fn = cgutils.get_or_insert_function(builder.module, fnty, sym)
+    pointers = cgutils.alloca_once(builder, i8p, size=len(data))
+    step_array = cgutils.alloca_once(builder, intp, size=len(steps))
+    for k, (pointer, step) in enumerate(zip(data, steps)):
+        builder.store(builder.bitcast(pointer, i8p), builder.gep(pointers, [ir.Constant(intp, k)]))
+        builder.store(step, builder.gep(step_array, [ir.Constant(intp, k)]))
+    builder.call(fn, [pointers, cgutils.alloca_once_value(builder, n), step_array, ir.Constant(i8p, None)])
+
+
 def _make_intrinsic(name: str, dtype: str) -> Any:
     """``<name>_<dtype>(src, dst)``: the loop on 1-d arrays of ``dtype``, any strides, over ``len(src)``
     elements (``dst`` at least as long; ``dst is src`` is allowed)."""
@@ -68,19 +82,8 @@ def _make_intrinsic(name: str, dtype: str) -> Any:
             src_ty, dst_ty = signature.args
             s = context.make_array(src_ty)(context, builder, args[0])
             d = context.make_array(dst_ty)(context, builder, args[1])
-            i8p = ir.IntType(8).as_pointer()
-            intp = context.get_value_type(types.intp)
-            fnty = ir.FunctionType(ir.VoidType(), [i8p.as_pointer(), intp.as_pointer(), intp.as_pointer(), i8p])
-            fn = cgutils.get_or_insert_function(builder.module, fnty, sym)
-            pointers = cgutils.alloca_once(builder, i8p, size=2)
-            builder.store(builder.bitcast(s.data, i8p), pointers)
-            builder.store(builder.bitcast(d.data, i8p), builder.gep(pointers, [ir.Constant(intp, 1)]))
-            n = builder.extract_value(s.shape, 0)
-            dims = cgutils.alloca_once_value(builder, n)
-            steps = cgutils.alloca_once(builder, intp, size=2)
-            builder.store(builder.extract_value(s.strides, 0), steps)
-            builder.store(builder.extract_value(d.strides, 0), builder.gep(steps, [ir.Constant(intp, 1)]))
-            builder.call(fn, [pointers, dims, steps, ir.Constant(i8p, None)])
+            steps = [builder.extract_value(s.strides, 0), builder.extract_value(d.strides, 0)]
+            _call_loop(context, builder, sym, [s.data, d.data], builder.extract_value(s.shape, 0), steps)
             return context.get_dummy_value()
 
         return types.none(src, dst), codegen
@@ -106,21 +109,11 @@ def _make_sum_intrinsic(dtype: str) -> Any:
         def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
             (src_ty,) = signature.args
             s = context.make_array(src_ty)(context, builder, args[0])
-            i8p = ir.IntType(8).as_pointer()
             intp = context.get_value_type(types.intp)
-            value_ty = context.get_value_type(numba_dtype)
-            fnty = ir.FunctionType(ir.VoidType(), [i8p.as_pointer(), intp.as_pointer(), intp.as_pointer(), i8p])
-            fn = cgutils.get_or_insert_function(builder.module, fnty, sym)
-            acc = cgutils.alloca_once_value(builder, ir.Constant(value_ty, 0.0))
-            acc_p = builder.bitcast(acc, i8p)
-            pointers = cgutils.alloca_once(builder, i8p, size=3)
-            for k, p in enumerate((acc_p, builder.bitcast(s.data, i8p), acc_p)):
-                builder.store(p, builder.gep(pointers, [ir.Constant(intp, k)]))
-            dims = cgutils.alloca_once_value(builder, builder.extract_value(s.shape, 0))
-            steps = cgutils.alloca_once(builder, intp, size=3)
-            for k, step in enumerate((ir.Constant(intp, 0), builder.extract_value(s.strides, 0), ir.Constant(intp, 0))):
-                builder.store(step, builder.gep(steps, [ir.Constant(intp, k)]))
-            builder.call(fn, [pointers, dims, steps, ir.Constant(i8p, None)])
+            acc = cgutils.alloca_once_value(builder, ir.Constant(context.get_value_type(numba_dtype), 0.0))
+            zero = ir.Constant(intp, 0)
+            steps = [zero, builder.extract_value(s.strides, 0), zero]  # acc += sum(src): a reduction
+            _call_loop(context, builder, sym, [acc, s.data, acc], builder.extract_value(s.shape, 0), steps)
             return builder.load(acc)
 
         return numba_dtype(src), codegen

@@ -35,6 +35,8 @@ True
 
 from __future__ import annotations
 
+from functools import reduce
+
 from symlab.graph.basic import Apply, Constant, Variable
 from symlab.graph.fg import FunctionGraph
 from symlab.rewriting.basic import node_rewriter
@@ -110,13 +112,6 @@ def _terms(v: Variable, fgraph: FunctionGraph) -> list[tuple[int, Variable]]:
     return out
 
 
-def _product(factors: list[Variable]) -> Variable:
-    out = factors[0]
-    for f in factors[1:]:
-        out = M.mul(out, f)
-    return out
-
-
 def _cancelled(terms: list[tuple[int, Variable]], others: list[Variable]) -> list[tuple[int, Variable]] | None:
     """Each term ``n / d`` times ``others``, with ``d`` struck from ``others``; None unless every term cancels."""
     out = []
@@ -129,7 +124,7 @@ def _cancelled(terms: list[tuple[int, Variable]], others: list[Variable]) -> lis
         if at is None:
             return None
         del rest[at]
-        out.append((sign, _product([num, *rest])))
+        out.append((sign, reduce(M.mul, rest, num)))
     return out
 
 
@@ -147,12 +142,9 @@ def distribute_cancelling_divisions(fgraph: FunctionGraph, node: Apply) -> list[
             continue
         positive = [t for s, t in products if s > 0]
         negative = [t for s, t in products if s < 0]
-        total = None
-        for t in positive:
-            total = t if total is None else M.add(total, t)
-        for t in negative:
-            total = M.neg(t) if total is None else M.sub(total, t)
-        if total is not None and fits(total, node.outputs[0]):
+        total = reduce(M.add, positive) if positive else M.neg(negative.pop(0))
+        total = reduce(M.sub, negative, total)
+        if fits(total, node.outputs[0]):
             return [total]
     return None
 
