@@ -196,3 +196,48 @@ def test_a_new_graph_loads_the_kernels_other_graphs_compiled(tmp_path):
     assert again["hit"] is True and again["compiled"] == 0
     for got, factor in ((first, 0.5), (changed, 0.25), (again, 0.25)):
         assert np.isclose(got["value"], (np.exp(a) * b).sum() * factor + a @ b, rtol=1e-14)
+
+
+WITHOUT_REFRESH = """
+import json
+import numpy as np
+from numba.core.base import BaseContext
+refreshes = []
+refresh = BaseContext.refresh
+BaseContext.refresh = lambda self: (refreshes.append(1), refresh(self))[1]
+import symlab, symlab.tensor as st
+x, y = st.dvectors("x", "y")
+A = st.dmatrix("A")
+fused = symlab.function([x, y], st.exp(-x ** 2) * st.sin(y) + st.log1p(x * x) * 0.5)
+products = symlab.function([A, x], [st.dot(A, x).sum(), st.dot(A.T, A)])
+softmax = symlab.function([A], st.special.softmax(A, axis=1))
+a, b = np.linspace(0, 1, 200_001), np.linspace(1, 2, 200_001)
+m = np.arange(12.0).reshape(3, 4) / 10
+e = np.exp(m - m.max(axis=1, keepdims=True))
+checks = [
+    np.array_equal(fused(a, b), np.exp(-a ** 2) * np.sin(b) + np.log1p(a * a) * 0.5),
+    np.allclose(products(m, b[:4])[0], (m @ b[:4]).sum()),
+    np.allclose(products(m, b[:4])[1], m.T @ m),
+    np.allclose(softmax(m), e / e.sum(axis=1, keepdims=True)),
+]
+fns = (fused, products, softmax)
+print(json.dumps({"hits": [f._runner.compile_info.cache_hit for f in fns], "refreshes": len(refreshes),
+                  "parallel": "prange" in fused._runner.generated.source, "checks": [bool(c) for c in checks]}))
+"""
+
+
+def test_a_cache_hit_loads_without_refreshing_numba_registries(tmp_path):
+    """Loading machine code skips Numba's registry refresh (0.1 s of a warm process), and the code still runs:
+    a parallel fused kernel, BLAS products and a sum, a softmax."""
+
+    def run_once():
+        env = dict(os.environ, SYMLAB_CACHE_DIR=str(tmp_path))
+        done = subprocess.run([sys.executable, "-c", WITHOUT_REFRESH], env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr[-3000:]
+        return json.loads(done.stdout.strip().splitlines()[-1])
+
+    cold = run_once()
+    assert cold["hits"] == [False] * 3 and cold["refreshes"] > 0 and all(cold["checks"]) and cold["parallel"]
+    warm = run_once()
+    assert warm["hits"] == [True] * 3 and all(warm["checks"]), warm
+    assert warm["refreshes"] == 0

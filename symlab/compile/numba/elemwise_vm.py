@@ -202,7 +202,7 @@ def load_vm(dtype: str, ops: frozenset[str]) -> VMLoad:
         started = perf_counter()
         try:
             module = cache.import_entry(entry, fresh=attempt > 0)
-            fn = module.vm_run
+            fn = cache.load_without_refresh(module.vm_run)
             misses = sum(fn.stats.cache_misses.values())
             fn.compile(sig)
         except Exception:

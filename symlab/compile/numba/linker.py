@@ -427,7 +427,7 @@ def load_compiled(gen: GeneratedModule, arg_types: dict[str, tuple[Any, ...]]) -
             hits = misses = 0
             started = perf_counter()
             for name, sig in arg_types.items():
-                fn = getattr(module, name)
+                fn = cache.load_without_refresh(getattr(module, name))
                 before_h, before_m = sum(fn.stats.cache_hits.values()), sum(fn.stats.cache_misses.values())
                 if sig not in [tuple(s.args) for s in fn.nopython_signatures]:
                     fn.compile(sig)
