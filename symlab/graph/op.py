@@ -31,6 +31,7 @@ from functools import cache
 from typing import Any
 
 from symlab.graph.basic import Apply, Variable
+from symlab.graph.props import props_getter
 
 #: ``output_storage`` of :meth:`Op.perform`: one single-element list per output.
 OutputStorage = list[list[Any]]
@@ -122,12 +123,14 @@ class Op:
 
     # -- identity --------------------------------------------------------------
     def _props(self) -> tuple[Any, ...]:
-        return tuple(getattr(self, p) for p in self.__props__)
+        return props_getter(type(self))(self)
 
     def _props_dict(self) -> dict[str, Any]:
         return {p: getattr(self, p) for p in self.__props__}
 
     def __eq__(self, other: object) -> bool:
+        if self is other:  # the common case in rewriting (one op object shared by many nodes), without the props
+            return True
         if type(self) is not type(other):
             return False
         if not _declares_props(type(self)):

@@ -35,6 +35,7 @@ from functools import cache
 from typing import Any
 
 from symlab.graph.basic import Constant, Variable
+from symlab.graph.props import props_getter
 
 
 class Type:
@@ -160,11 +161,13 @@ class Type:
 
     # -- identity --------------------------------------------------------------
     def _props(self) -> tuple[Any, ...]:
-        return tuple(getattr(self, p) for p in self.__props__)
+        return props_getter(type(self))(self)
 
     def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
         if not _declares_props(type(self)):
-            return self is other  # the seed's default: object identity
+            return False  # the seed's default: object identity
         return type(self) is type(other) and self._props() == other._props()  # type: ignore[attr-defined]
 
     def __hash__(self) -> int:
