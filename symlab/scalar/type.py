@@ -172,6 +172,9 @@ class ScalarType(Type):
 
 def get_scalar_type(dtype: str) -> ScalarType:
     """The (cached) ScalarType of ``dtype``."""
+    cached = _scalar_types.get(dtype) if isinstance(dtype, str) else None  # a name seen before: checked then
+    if cached is not None:
+        return cached
     dtype = check_dtype(dtype)
     cached = _scalar_types.get(dtype)
     if cached is None:
