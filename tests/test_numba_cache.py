@@ -241,3 +241,22 @@ def test_a_cache_hit_loads_without_refreshing_numba_registries(tmp_path):
     warm = run_once()
     assert warm["hits"] == [True] * 3 and all(warm["checks"]), warm
     assert warm["refreshes"] == 0
+
+
+def test_load_without_refresh_leaves_unknown_caches_alone():
+    """A dispatcher without a disk cache, or a cache without the internals the fast load uses, keeps Numba's load."""
+    from symlab.compile.numba.cache import load_without_refresh
+
+    class NoCache:
+        _cache = None
+
+    class OtherCache:
+        def load_overload(self, sig, target_context):
+            return "numba's own"
+
+    class Dispatcher:
+        _cache = OtherCache()
+
+    assert load_without_refresh(NoCache) is NoCache
+    d = Dispatcher()
+    assert load_without_refresh(d) is d and d._cache.load_overload(None, None) == "numba's own"

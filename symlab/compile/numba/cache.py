@@ -207,17 +207,24 @@ def load_without_refresh(dispatcher: Any) -> Any:
     loaded from the disk needs none of them, only Numba's runtime (NRT),
     which is initialized here. A miss still compiles as usual: Numba's
     compiler refreshes the context itself before it starts.
-    """
-    from numba.core.runtime import rtsys
 
+    This leans on Numba's cache internals (``_load_overload``,
+    ``_guard_against_spurious_io_errors``, ``rtsys``); a Numba without them
+    keeps its own loading, which is slower but the same.
+    """
     cache = getattr(dispatcher, "_cache", None)
     load = getattr(cache, "_load_overload", None)
-    if load is None:  # no disk cache (Numba's NullCache): nothing to load
+    guard = getattr(cache, "_guard_against_spurious_io_errors", None)
+    try:
+        from numba.core.runtime import rtsys
+    except ImportError:  # pragma: no cover - a Numba laid out otherwise
         return dispatcher
+    if load is None or guard is None or not callable(getattr(rtsys, "initialize", None)):
+        return dispatcher  # no disk cache (Numba's NullCache), or internals this does not know
 
     def load_overload(sig: Any, target_context: Any) -> Any:
         rtsys.initialize(target_context)
-        with cache._guard_against_spurious_io_errors():
+        with guard():
             return load(sig, target_context)
 
     cache.load_overload = load_overload
