@@ -410,10 +410,11 @@ def test_softmax(cls, axis):
         check(node, big, rtol=1e-12, atol=1e-14)
 
 
+@pytest.mark.parametrize("cls", [Softmax, LogSoftmax])
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 @pytest.mark.parametrize("shape", [(9,), (3, 129), (2, 3, 1000), (4, 10000), (400, 300)])
-def test_softmax_along_the_last_axis_has_numpys_bits(dtype, shape):
-    """Along the last axis the kernel calls NumPy's exp and pairwise add loops on each row: on a C-contiguous
+def test_softmax_along_the_last_axis_has_numpys_bits(cls, dtype, shape):
+    """Along the last axis the kernel calls NumPy's exp, pairwise add (and log) loops on each row: on a C-contiguous
     input it gives perform's bits exactly (rows longer than the pairwise blocks, special values, the
     parallel loop from 100,000 elements); on other layouts, where NumPy itself sums in another order, it
     agrees to rounding."""
@@ -423,7 +424,7 @@ def test_softmax_along_the_last_axis_has_numpys_bits(dtype, shape):
         value[0, ..., :] = -np.inf
         value[-1, ..., 1] = np.inf
         value[1, ..., 2] = np.nan
-    node = Softmax(value.ndim - 1)(sym(value)).owner
+    node = cls(value.ndim - 1)(sym(value)).owner
     assert "exp_" + dtype in kernel_for(node, "k").source
     check(node, value)  # exactly
     if value.ndim > 1:

@@ -34,8 +34,9 @@ def k(x):
     return out
 <BLANKLINE>
 
-Any other softmax, and every log-softmax, makes three passes over each
-slice: the maximum is subtracted first (a NaN maximum propagates, an
+A log-softmax along the last axis does the same with ``log(sum(exp))``,
+the exponentials in a row of scratch. Any other (log-)softmax makes three
+passes over each slice: the maximum is subtracted first (a NaN maximum propagates, an
 infinite one becomes 0, as in the op's ``perform``), sums accumulate in
 float64, and the results are written in the input dtype. No temporaries
 besides the output. Along an axis of an array of :data:`PARALLEL_MIN_SIZE`
@@ -66,17 +67,18 @@ def _row_path(op: _SoftmaxBase, node: Apply, searched: list[int]) -> str | None:
 
     dtype = node.inputs[0].type.dtype
     ndim = node.inputs[0].ndim
-    if not isinstance(op, Softmax) or ndim == 0 or searched != [ndim - 1]:
+    if ndim == 0 or searched != [ndim - 1] or node.outputs[0].type.dtype != dtype:
         return None
-    if node.outputs[0].type.dtype != dtype or ("exp", dtype) not in AVAILABLE or ("add", dtype) not in REDUCE_AVAILABLE:
+    loops = ["exp"] if isinstance(op, Softmax) else ["exp", "log"]
+    if any((f, dtype) not in AVAILABLE for f in loops) or ("add", dtype) not in REDUCE_AVAILABLE:
         return None
     return dtype
 
 
-def _row_lines(ndim: int, dtype: str) -> list[str]:
-    """The softmax of one row along the last axis by NumPy's loops (the outer loop variables are set)."""
+def _row_lines(op: _SoftmaxBase, ndim: int, dtype: str) -> list[str]:
+    """The (log-)softmax of one row along the last axis by NumPy's loops (the outer loop variables are set)."""
     row = index_tuple([*(f"o{d}" for d in range(ndim - 1)), ":"]) if ndim > 1 else ":"
-    return [
+    shifted = [
         f"xr = x[{row}]",
         f"r = out[{row}]",
         "m = -np.inf",
@@ -91,10 +93,23 @@ def _row_lines(ndim: int, dtype: str) -> list[str]:
         f"mx = {dtype_src(dtype)}(m)",
         "for i in range(xr.shape[0]):",
         "    r[i] = xr[i] - mx",
-        f"ufunc_loops.exp_{dtype}(r, r)",
-        f"s = ufunc_loops.sum_{dtype}(r)",
+    ]
+    if isinstance(op, Softmax):
+        return shifted + [
+            f"ufunc_loops.exp_{dtype}(r, r)",
+            f"s = ufunc_loops.sum_{dtype}(r)",
+            "for i in range(r.shape[0]):",
+            "    r[i] = r[i] / s  # 0 / 0 is NaN when every exponential is 0, as in NumPy",
+        ]
+    # log(sum(exp)) by NumPy's loops too: its log on a one-element array computes what np.log does
+    return shifted + [
+        f"e = np.empty(r.shape[0], {dtype_src(dtype)})",
+        f"ufunc_loops.exp_{dtype}(r, e)",
+        f"e[0] = ufunc_loops.sum_{dtype}(e)",
+        f"ufunc_loops.log_{dtype}(e[:1], e[:1])",
+        "ls = e[0]",
         "for i in range(r.shape[0]):",
-        "    r[i] = r[i] / s  # 0 / 0 is NaN when every exponential is 0, as in NumPy",
+        "    r[i] = r[i] - ls",
     ]
 
 
@@ -137,7 +152,7 @@ def _softmax(op: _SoftmaxBase, node: Apply, name: str) -> Kernel:
         f"out = np.empty(x.shape, {dtype_src(node.outputs[0].type.dtype)})",
     ]
     row_dtype = _row_path(op, node, searched)
-    per_slice = _row_lines(ndim, row_dtype) if row_dtype is not None else _slice_lines(op, ndim, searched)
+    per_slice = _row_lines(op, ndim, row_dtype) if row_dtype is not None else _slice_lines(op, ndim, searched)
 
     def nest(first_loop: str) -> list[str]:
         lines: list[str] = []
