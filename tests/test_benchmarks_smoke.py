@@ -117,3 +117,21 @@ def test_background_compilation_is_reported_beside_the_issues_targets_not_among_
     assert "with background compilation (not counted above): 1 pass, 2 fail, 0 not measured" in text
     counts = [line for line in text.splitlines() if line.startswith("targets: ")]
     assert len(counts) == 1 and "PASS" not in counts[0]
+
+
+@pytest.mark.numba
+@pytest.mark.parametrize("name", [n for n, w in SMALL.items() if w.group != "e"])
+def test_compiled_workload_has_the_numpy_backends_bits(name):
+    """NUMBA mode computes the very bits of NUMPY mode on these workloads: its elementwise kernels, sums,
+    (log-)softmax and products call NumPy's own loops and BLAS. (Calls made on the NumPy backend while the
+    machine code compiles in the background therefore return what the machine code will.) The chains (e)
+    run on the register machine, whose scalar code rounds differently."""
+    w = SMALL[name]
+    data = w.data()
+    results = {}
+    for mode in ("NUMPY", "NUMBA"):
+        inputs, outputs = w.build_symlab()
+        got = symlab.function(inputs, outputs, mode=mode)(*data)
+        results[mode] = [np.asarray(g) for g in got]
+    for k, (a, b) in enumerate(zip(results["NUMPY"], results["NUMBA"])):
+        assert a.dtype == b.dtype and np.array_equal(a, b, equal_nan=True), (k, np.max(np.abs(a - b)))
