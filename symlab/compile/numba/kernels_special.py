@@ -36,12 +36,12 @@ def k(x):
 
 A log-softmax along the last axis does the same with ``log(sum(exp))``,
 the exponentials in a row of scratch. Any other (log-)softmax makes three
-passes over each slice: the maximum is subtracted first (a NaN maximum propagates, an
-infinite one becomes 0, as in the op's ``perform``), sums accumulate in
-float64, and the results are written in the input dtype. No temporaries
-besides the output. Along an axis of an array of :data:`PARALLEL_MIN_SIZE`
-elements or more, the slices run in parallel (``numba.prange``,
-``parallel=True``).
+passes over each slice: the maximum is subtracted first (a NaN maximum
+propagates, an infinite one becomes 0, as in the op's ``perform``), sums
+accumulate in float64, and the results are written in the input dtype, with
+no temporaries besides the output. Along an axis of an array of
+:data:`PARALLEL_MIN_SIZE` elements or more, the slices run in parallel
+(``numba.prange``, ``parallel=True``).
 """
 
 from __future__ import annotations
@@ -56,13 +56,8 @@ PARALLEL_MIN_SIZE = 100_000
 
 
 def _row_path(op: _SoftmaxBase, node: Apply, searched: list[int]) -> str | None:
-    """The dtype whose NumPy ``exp`` and pairwise ``add`` loops a softmax along the last axis calls, or None.
-
-    On such a slice (a row of the fresh, C-contiguous output) the kernel computes what the op's
-    ``perform`` computes, with NumPy's own loops: ``x - max`` in the input dtype, ``exp`` in place by
-    NumPy's vectorised loop, the sum by its pairwise loop, then the divisions. The bits are NumPy's, and
-    the exponentials run several times faster than Numba's scalar ``exp``.
-    """
+    """The dtype of the NumPy loops (``exp``, pairwise ``add``, and ``log`` for a log-softmax) that a
+    (log-)softmax along the last axis calls on each row (see the module's docstring), or None if it cannot."""
     from symlab.compile.numba.ufunc_table import AVAILABLE, REDUCE_AVAILABLE
 
     dtype = node.inputs[0].type.dtype
