@@ -54,6 +54,11 @@ from symlab.tensor.special import LogSoftmax, Softmax, _SoftmaxBase
 #: Number of elements from which a softmax along an axis runs its slices in parallel (``numba.prange``).
 PARALLEL_MIN_SIZE = 100_000
 
+#: The maximum ``m`` of a slice, as ``perform`` takes it: a step for each value ``v`` (a NaN propagates),
+#: then the end (an infinite maximum, or none, becomes 0).
+MAX_STEP = ["if v > m:", "    m = v", "elif v != v:", "    m = np.nan"]
+MAX_END = ["if not np.isfinite(m):", "    m = 0.0"]
+
 
 def _row_path(op: _SoftmaxBase, node: Apply, searched: list[int]) -> str | None:
     """The dtype of the NumPy loops (``exp``, pairwise ``add``, and ``log`` for a log-softmax) that a
@@ -79,12 +84,8 @@ def _row_lines(op: _SoftmaxBase, ndim: int, dtype: str) -> list[str]:
         "m = -np.inf",
         "for i in range(xr.shape[0]):",
         "    v = xr[i]",
-        "    if v > m:",
-        "        m = v",
-        "    elif v != v:",
-        "        m = np.nan",
-        "if not np.isfinite(m):",
-        "    m = 0.0",
+        *("    " + line for line in MAX_STEP),
+        *MAX_END,
         f"mx = {dtype_src(dtype)}(m)",
         "for i in range(xr.shape[0]):",
         "    r[i] = xr[i] - mx",
@@ -121,8 +122,8 @@ def _slice_lines(op: _SoftmaxBase, ndim: int, searched: list[int]) -> list[str]:
         body.extend("    " * depth + line for line in lines)
 
     body.append("m = -np.inf")
-    over_slice([f"v = x[{idx}]", "if v > m:", "    m = v", "elif v != v:", "    m = np.nan"])
-    body += ["if not np.isfinite(m):", "    m = 0.0", "s = 0.0"]
+    over_slice([f"v = x[{idx}]", *MAX_STEP])
+    body += [*MAX_END, "s = 0.0"]
     if isinstance(op, Softmax):
         over_slice([f"e = np.exp(x[{idx}] - m)", f"out[{idx}] = e", "s += e"])
         body += ["if s == 0.0:", "    s = np.nan  # every exponential is 0: 0 / 0"]
