@@ -15,6 +15,7 @@ Sum{acc_dtype=float64} [id A] ''
 """
 
 from symlab import graph, printing, scalar, tensor
+from symlab import notebook  # installs the display hook of graph objects
 from symlab.config import config
 from symlab.gradient import grad
 
@@ -53,5 +54,5 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_LAZY))
 
 
-__all__ = ["config", "dprint", "pprint", "grad", "graph", "printing", "scalar", "tensor", "__version__"]
+__all__ = ["config", "dprint", "pprint", "grad", "graph", "notebook", "printing", "scalar", "tensor", "__version__"]
 __all__ += ["In", "Out", "compile", "formats", "function", "get_mode", "shared"]

@@ -51,6 +51,7 @@ from symlab.compile.profiling import ProfileStats
 from symlab.compile.shared import SharedVariable, describe_value
 from symlab.graph.basic import Constant, Variable
 from symlab.graph.destroyhandler import DestroyHandler
+from symlab.graph.display import Displayable
 from symlab.graph.evaluate import MissingInputError
 from symlab.graph.features import ReplaceValidate
 from symlab.graph.fg import FunctionGraph
@@ -298,7 +299,7 @@ class FunctionMaker:
         return Function(self)
 
 
-class Function:
+class Function(Displayable):
     """A compiled function: call it with values for its inputs (positionally or by name).
 
     Attributes: ``maker`` (``maker.fgraph`` is the optimized graph), ``trace``
@@ -485,15 +486,7 @@ class Function:
         mode = self.maker.mode
         return f"<symlab Function {self.name or ''}({ins}) mode={mode.name or repr(mode)}>"
 
-    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
-        from symlab.printing import debugprint
 
-        printer.text(debugprint(self, file="str").rstrip("\n"))
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        from symlab.notebook.reprs import mimebundle
-
-        return mimebundle(self, include, exclude)
 
 
 def function(

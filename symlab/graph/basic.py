@@ -23,6 +23,8 @@ import builtins
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from symlab.graph.display import Displayable
+
 if TYPE_CHECKING:  # pragma: no cover
     from symlab.graph.op import Op
     from symlab.graph.type import Type
@@ -52,7 +54,7 @@ class Scratchpad(dict):
         self[key] = value
 
 
-class Variable:
+class Variable(Displayable):
     """A datum at one point of a computation: the edges of a graph.
 
     Fields (seed 000):
@@ -134,14 +136,6 @@ class Variable:
 
     def __repr__(self) -> str:
         return str(self)
-
-    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
-        printer.text(str(self))
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        from symlab.notebook.reprs import mimebundle
-
-        return mimebundle(self, include, exclude)
 
     # -- structure --------------------------------------------------------
     def get_parents(self) -> list[Apply]:
@@ -247,7 +241,7 @@ def _short_value(data: Any) -> str:
     return text if len(text) <= 20 else text[:10] + "..."
 
 
-class Apply:
+class Apply(Displayable):
     """The application of an ``op`` to ``inputs``, producing ``outputs``.
 
     ``Apply(op, inputs, outputs)`` sets every output's ``owner`` to the new
@@ -363,14 +357,6 @@ class Apply:
 
     def __repr__(self) -> str:
         return str(self)
-
-    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
-        printer.text(str(self))
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        from symlab.notebook.reprs import mimebundle
-
-        return mimebundle(self, include, exclude)
 
 
 def _refuse_cycle(op: Any, inputs: list[Variable], outputs: list[Variable]) -> None:

@@ -30,6 +30,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from symlab.graph.basic import Apply, Constant, CycleError, Variable
+from symlab.graph.display import Displayable
 from symlab.graph.traversal import clone_get_equiv, io_toposort
 
 Client = tuple[Any, int]  # (Apply, input index) or ("output", output index)
@@ -46,7 +47,7 @@ class MissingInputError(ValueError):
     """The outputs depend on a variable that is neither an input nor a constant."""
 
 
-class FunctionGraph:
+class FunctionGraph(Displayable):
     """The graph from ``inputs`` to ``outputs``, with clients and change notifications.
 
     With ``clone=True`` (the default) the graph is copied first, so the
@@ -409,16 +410,6 @@ class FunctionGraph:
 
     def __repr__(self) -> str:
         return str(self)
-
-    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
-        from symlab.notebook.reprs import pretty
-
-        pretty(self, printer, cycle)
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        from symlab.notebook.reprs import mimebundle
-
-        return mimebundle(self, include, exclude)
 
 
 def _client_key(client: Client) -> tuple[int, int]:

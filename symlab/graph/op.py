@@ -31,13 +31,14 @@ from functools import cache
 from typing import Any
 
 from symlab.graph.basic import Apply, Variable
+from symlab.graph.display import Displayable
 from symlab.graph.props import props_getter
 
 #: ``output_storage`` of :meth:`Op.perform`: one single-element list per output.
 OutputStorage = list[list[Any]]
 
 
-class Op:
+class Op(Displayable):
     """Base class of all operations.
 
     Class attributes a subclass may set:
@@ -154,14 +155,6 @@ class Op:
 
     def __repr__(self) -> str:
         return str(self)
-
-    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
-        printer.text(str(self))
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        from symlab.notebook.reprs import mimebundle
-
-        return mimebundle(self, include, exclude)
 
     @property
     def name(self) -> str:

@@ -35,10 +35,11 @@ from functools import cache
 from typing import Any
 
 from symlab.graph.basic import Constant, Variable
+from symlab.graph.display import Displayable
 from symlab.graph.props import props_getter
 
 
-class Type:
+class Type(Displayable):
     """Base class of all Types; subclasses must define :meth:`filter`.
 
     Subclasses that list their defining attributes in ``__props__`` get
@@ -195,14 +196,6 @@ class Type:
         if not self.__props__:
             return type(self).__name__
         return f"{type(self).__name__}({', '.join(str(v) for v in self._props())})"
-
-    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
-        printer.text(repr(self))
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        from symlab.notebook.reprs import mimebundle
-
-        return mimebundle(self, include, exclude)
 
 
 @cache  # a class's MRO does not change; equality and hashing ask this on every call

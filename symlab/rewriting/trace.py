@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from symlab.graph.basic import Apply, Constant, Variable
+from symlab.graph.display import Displayable
 from symlab.graph.fg import FunctionGraph
 
 
@@ -156,7 +157,7 @@ class ReplayError(RuntimeError):
     """The recorded steps cannot be replayed (the trace is incomplete)."""
 
 
-class RewriteTrace:
+class RewriteTrace(Displayable):
     """The steps of a rewrite and the graph they started from.
 
     ``trace.steps`` (also ``iter(trace)``, ``len(trace)``), ``trace.step(k)``,
@@ -279,14 +280,6 @@ class RewriteTrace:
 
     def __repr__(self) -> str:
         return f"<RewriteTrace of {len(self.steps)} steps>"
-
-    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
-        printer.text(str(self))
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        from symlab.notebook.reprs import mimebundle
-
-        return mimebundle(self, include, exclude)
 
 
 def _snapshot_order(snapshot: dict[Apply, tuple[Variable, ...]]) -> list[Apply]:
