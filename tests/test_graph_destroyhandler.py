@@ -265,7 +265,7 @@ def test_one_handler_per_graph_and_one_graph_per_handler():
     with pytest.raises(AlreadyThere):
         FunctionGraph([x], [x * 2.0], features=[handler])
     fg.remove_feature(handler)
-    assert not hasattr(fg, "destroy_handler") and not hasattr(fg, "has_destroyers")
+    assert fg.destroy_handler is None and not fg.has_destroyers(fg.variables) and fg.destroyers(fg.inputs[0]) == []
     fg.attach_feature(DestroyHandler())
     assert fg.destroy_handler is not handler
 

@@ -265,17 +265,17 @@ def test_values_are_preserved_through_replacements():
     np.testing.assert_array_equal(fg.outputs[0].eval({fg.inputs[0]: value}), value + 0.0)
 
 
-def test_on_validate_callback_is_consulted():
+def test_validate_callback_is_consulted_without_any_other_feature():
     class Refuse:
-        def on_validate(self, fg):
-            raise InconsistencyError("refused by on_validate")
+        def validate(self, fg):
+            raise InconsistencyError("refused by validate")
 
     x = T.dvector("x")
-    fg = FunctionGraph([x], [T.exp(x)], features=[ReplaceValidate(), Refuse()])
+    fg = FunctionGraph([x], [T.exp(x)], features=[Refuse()])
     before = snapshot(fg)
-    with pytest.raises(InconsistencyError, match="on_validate"):
+    with pytest.raises(InconsistencyError, match="refused by validate"):
         fg.replace_validate(fg.outputs[0], T.log(fg.inputs[0]))
-    assert snapshot(fg) == before
+    assert snapshot(fg) == before and fg.version == 0
 
 
 @pytest.mark.parametrize("seed", range(6))

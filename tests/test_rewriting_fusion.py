@@ -9,6 +9,7 @@ import symlab.tensor as T
 from symlab.graph.evaluate import evaluate
 from symlab.graph.fg import FunctionGraph
 from symlab.printing import debugprint
+from symlab.rewriting import RewriteContext, RewriteTrace
 from symlab.rewriting.fusion import RULE_NAME, fuse_elemwise
 from symlab.scalar import Composite
 from symlab.tensor.elemwise import Elemwise
@@ -175,15 +176,25 @@ def test_fusion_is_idempotent_and_deterministic():
     assert fuse_elemwise(first) == 0
 
 
-def test_trace_callback_reports_each_fusion():
+def fuse_recorded(fg):
+    """fuse_elemwise in a recording rewrite context: (count, trace)."""
+    trace = RewriteTrace(fg)
+    with RewriteContext(fg, trace) as ctx:
+        count = fuse_elemwise(fg, ctx)
+    return count, trace
+
+
+def test_each_fusion_is_one_step_of_the_trace():
     a = T.vector("a")
     fg = FunctionGraph([a], [a + a**10])
-    calls = []
-    fuse_elemwise(fg, trace_callback=lambda *args: calls.append(args))
-    ((rule, replaced, new_node, accepted, reason),) = calls
-    assert rule == RULE_NAME == "elemwise_fusion" and accepted
-    assert [str(n.op) for n in replaced] == ["Elemwise{pow,no_inplace}", "Elemwise{add,no_inplace}"]
-    assert new_node in fg.apply_nodes and "Composite" in reason
+    count, trace = fuse_recorded(fg)
+    (step,) = trace.steps
+    assert count == 1 and step.rule == RULE_NAME == "elemwise_fusion" and step.accepted
+    # the region, and the broadcast of the constant 10 that went into the Composite
+    assert sorted(str(n.op) for n in step.removed) == ["DimShuffle{x}", "Elemwise{add,no_inplace}",
+                                                       "Elemwise{pow,no_inplace}"]
+    assert step.created[0] in fg.apply_nodes and "Composite" in step.reason
+    assert str(step.node.op) == "Elemwise{add,no_inplace}"
 
 
 def test_refused_fusion_leaves_the_graph_and_is_reported():
@@ -197,11 +208,12 @@ def test_refused_fusion_leaves_the_graph_and_is_reported():
     fg = FunctionGraph([a], [a + a**10])
     fg.attach_feature(Refuse())
     before = ops(fg)
-    calls = []
-    assert fuse_elemwise(fg, trace_callback=lambda *args: calls.append(args)) == 0
-    assert ops(fg) == before
+    count, trace = fuse_recorded(fg)
+    assert count == 0 and ops(fg) == before and fg.version == 0
     fg.check_integrity()
-    assert calls[0][3] is False and "refused for the test" in calls[0][4]
+    (step,) = trace.steps
+    assert not step.accepted and "refused for the test" in step.reason and not step.events
+    assert len(step.replacements) == 1  # the fused node's output for the region's
 
 
 def test_long_chain_is_fused_quickly_without_recursion():

@@ -9,6 +9,7 @@ from symlab.graph.destroyhandler import DestroyHandler, destroyed_inputs
 from symlab.graph.evaluate import evaluate
 from symlab.graph.features import ReplaceValidate
 from symlab.graph.fg import FunctionGraph
+from symlab.rewriting import RewriteContext, RewriteTrace
 from symlab.rewriting.inplace import (
     RULE_DIMSHUFFLE,
     RULE_ELEMWISE,
@@ -20,30 +21,40 @@ from symlab.tensor.elemwise import DimShuffle, Elemwise
 
 
 class Recorder:
-    """A trace callback that also checks the graph after every attempt."""
+    """Records every step of the trace as (rule, node, new_node, accepted, reason), checking the graph after each."""
 
     def __init__(self, fg):
         self.fg = fg
         self.steps = []
 
-    def __call__(self, rule, node, new_node, accepted, reason):
-        self.fg.check_integrity()
-        self.fg.validate()
-        if accepted:
-            assert new_node in self.fg.apply_nodes and node not in self.fg.apply_nodes
+    def on_rewrite_step(self, fg, step):
+        fg.check_integrity()
+        fg.validate()
+        new_node = step.created[0] if step.created else None
+        if step.accepted:
+            assert new_node in fg.apply_nodes and step.node not in fg.apply_nodes
         else:
-            assert new_node is None or new_node not in self.fg.apply_nodes
-        self.steps.append((rule, node, new_node, accepted, reason))
+            assert new_node is None and not step.events
+        self.steps.append((step.rule, step.node, new_node, step.accepted, step.reason))
 
     def elemwise(self):
         return [(str(node.op.scalar_op), accepted, reason) for rule, node, _, accepted, reason in self.steps
                 if rule == RULE_ELEMWISE]
 
 
+def recorded(fg, run):
+    """Run ``run(ctx)`` in a recording rewrite context of ``fg``; the Recorder of its steps and run's result."""
+    rec = Recorder(fg)
+    fg.attach_feature(rec)
+    with RewriteContext(fg, RewriteTrace(fg)) as ctx:
+        result = run(ctx)
+    fg.remove_feature(rec)
+    return rec, result
+
+
 def rewrite(inputs, outputs, **kwargs):
     fg = FunctionGraph(inputs, outputs)
-    rec = Recorder(fg)
-    changed = insert_inplace(fg, trace_callback=rec, **kwargs)
+    rec, changed = recorded(fg, lambda ctx: insert_inplace(fg, ctx, **kwargs))
     fg.check_integrity()
     return fg, rec, changed
 
@@ -206,8 +217,8 @@ def test_rerunning_changes_nothing_and_the_caller_graph_is_untouched():
     out = T.exp(x) * 2.0
     fg, _, changed = rewrite([x], [out])
     assert changed
-    rec = Recorder(fg)
-    assert insert_inplace(fg, trace_callback=rec) == []
+    rec, changed = recorded(fg, lambda ctx: insert_inplace(fg, ctx))
+    assert changed == [] and all(not accepted for *_, accepted, _ in rec.steps)
     assert str(out.owner.op) == "Elemwise{mul,no_inplace}"
 
 

@@ -49,11 +49,9 @@ from symlab.compile.io import In, Out
 from symlab.compile.modes import Mode, get_mode
 from symlab.compile.profiling import ProfileStats
 from symlab.compile.shared import SharedVariable, describe_value
-from symlab.graph.basic import Constant, Variable
+from symlab.graph.basic import Constant, MissingInputError, Variable
 from symlab.graph.destroyhandler import DestroyHandler
 from symlab.graph.display import Displayable
-from symlab.graph.evaluate import MissingInputError
-from symlab.graph.features import ReplaceValidate
 from symlab.graph.fg import FunctionGraph
 from symlab.graph.gc_pause import gc_paused
 from symlab.graph.traversal import ancestors, clone_replace, graph_inputs
@@ -144,7 +142,7 @@ class FunctionMaker:
         self.updates: list[tuple[SharedVariable, Variable]] = list(update_pairs)
         mutable = [k for k, i in enumerate(self.inputs) if i.mutable]
         self.fgraph = FunctionGraph(
-            explicit + self.shared, targets, clone=True, features=[ReplaceValidate(), DestroyHandler(mutable)]
+            explicit + self.shared, targets, clone=True, features=[DestroyHandler(mutable)]
         )
         fgraph_inputs = self.fgraph.inputs
         position = {s: len(explicit) + k for k, s in enumerate(self.shared)}

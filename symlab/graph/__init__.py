@@ -6,8 +6,9 @@ compares graphs made of them; a :class:`FunctionGraph` holds one graph with
 its clients so that rewrites can change it.
 """
 
-from symlab.graph.basic import Apply, Constant, CycleError, GraphConstructionError, Variable
-from symlab.graph.evaluate import MissingInputError, evaluate
+from symlab.graph.basic import Apply, Constant, CycleError, GraphConstructionError, MissingInputError, Variable
+from symlab.graph.changes import Feature, GraphChange
+from symlab.graph.evaluate import evaluate
 from symlab.graph.features import History, ReplaceValidate, Validator
 from symlab.graph.fg import FunctionGraph, InconsistencyError
 from symlab.graph.op import Op
@@ -30,7 +31,9 @@ __all__ = [
     "Apply",
     "Constant",
     "CycleError",
+    "Feature",
     "FunctionGraph",
+    "GraphChange",
     "History",
     "InconsistencyError",
     "GraphConstructionError",

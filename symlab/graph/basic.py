@@ -38,6 +38,15 @@ class CycleError(GraphConstructionError, ValueError):
     """The requested construction would make the graph cyclic."""
 
 
+class MissingInputError(ValueError):
+    """A graph needs a variable that is neither given (an input, a value) nor a constant.
+
+    Raised by evaluation (an input without a value), by ``FunctionGraph``
+    (outputs that depend on a variable that is not an input) and by
+    ``symlab.function``: one class, so one ``except`` catches them all.
+    """
+
+
 class Scratchpad(dict):
     """Free-form annotations attached to a Variable (``var.tag``).
 
@@ -107,23 +116,26 @@ class Variable(Displayable):
         # cycle check of Apply O(1) for the fresh outputs that ops create.
         self._consumed = False
 
-    #: The FunctionGraph this variable belongs to, if any.
-    fgraph: Any = None
+    @property
+    def fgraph(self) -> Any:
+        """The one FunctionGraph that holds this variable, or ``None`` (see :attr:`clients`)."""
+        return _only_graph(self, "fgraph")
 
     @property
     def clients(self) -> list[tuple[Any, int]]:
-        """Where this variable is used in its FunctionGraph (seed 000).
+        """Where this variable is used in the FunctionGraph that holds it (seed 000).
 
         Each entry is ``(apply_node, i)`` with ``apply_node.inputs[i] is self``,
-        or ``("output", i)`` with ``fgraph.outputs[i] is self``.
+        or ``("output", i)`` with ``fgraph.outputs[i] is self``. A variable
+        that several graphs hold has clients in each: ask the graph you mean,
+        ``fgraph.clients[var]``, which always works.
         """
-        fg = self.fgraph
+        fg = _only_graph(self, "clients")
         if fg is None:
             raise AttributeError(
-                f"{self} has no clients: it is not part of a FunctionGraph (compiling a function makes one)"
+                f"{self} has no clients: it is not part of a FunctionGraph (compiling a function makes one; "
+                "FunctionGraph(inputs, outputs, clone=False) makes one of these very variables)"
             )
-        if isinstance(fg, str):
-            raise AttributeError(f"constant {self} is {fg}: ask each graph, fgraph.clients[constant]")
         return fg.clients[self]
 
     # -- printing ---------------------------------------------------------
@@ -286,8 +298,10 @@ class Apply(Displayable):
             out.owner = self
             out.index = j
 
-    #: The FunctionGraph this node belongs to, if any.
-    fgraph: Any = None
+    @property
+    def fgraph(self) -> Any:
+        """The one FunctionGraph that holds this node, or ``None``; ``node in fgraph`` asks a given graph."""
+        return _only_graph(self, "fgraph")
 
     # -- convenience ------------------------------------------------------
     @property
@@ -357,6 +371,19 @@ class Apply(Displayable):
 
     def __repr__(self) -> str:
         return str(self)
+
+
+def _only_graph(obj: Variable | Apply, what: str) -> Any:
+    """The FunctionGraph holding ``obj``, ``None`` if none does; AttributeError if several do."""
+    from symlab.graph.fg import graphs_holding
+
+    graphs = graphs_holding(obj)
+    if len(graphs) > 1:
+        raise AttributeError(
+            f"{obj}.{what} is ambiguous: {len(graphs)} FunctionGraphs hold {obj}; ask the one you mean, "
+            f"fgraph.clients[{obj}] or `{obj} in fgraph`"
+        )
+    return graphs[0] if graphs else None
 
 
 def _refuse_cycle(op: Any, inputs: list[Variable], outputs: list[Variable]) -> None:

@@ -21,12 +21,11 @@ The handler accepts a destroyer only when
 
 >>> import symlab.tensor as st
 >>> from symlab.graph.fg import FunctionGraph
->>> from symlab.graph.features import ReplaceValidate
 >>> from symlab.graph.basic import Apply
 >>> from symlab.tensor.elemwise import Elemwise
 >>> from symlab.scalar import basic as ps
 >>> x = st.dvector("x")
->>> fg = FunctionGraph([x], [st.exp(x) * 2.0], features=[ReplaceValidate(), DestroyHandler()])
+>>> fg = FunctionGraph([x], [st.exp(x) * 2.0], features=[DestroyHandler()])
 >>> exp_node = fg.outputs[0].owner.inputs[0].owner
 >>> inplace = Apply(Elemwise(ps.exp, {0: 0}), exp_node.inputs, [exp_node.outputs[0].type()])
 >>> fg.replace_validate(exp_node.outputs[0], inplace.outputs[0])
@@ -51,6 +50,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from symlab.graph.basic import Apply, Constant, CycleError, Variable
+from symlab.graph.changes import Feature
 from symlab.graph.features import AlreadyThere
 from symlab.graph.fg import FunctionGraph, InconsistencyError
 from symlab.graph.traversal import io_toposort
@@ -101,13 +101,14 @@ class _Analysis:
     cycle_checked: bool = False
 
 
-class DestroyHandler:
+class DestroyHandler(Feature):
     """Feature that validates destroyers and orders the readers of destroyed memory first.
 
     ``mutable_inputs`` lists the graph inputs that may be overwritten (as
     variables of the graph or as positions in ``fgraph.inputs``); all other
-    inputs are protected. Attaching it adds ``fgraph.destroy_handler``,
-    ``fgraph.destroyers(var)`` and ``fgraph.has_destroyers(vars)``. A graph
+    inputs are protected. Once it is attached, the graph's
+    ``fgraph.destroy_handler``, ``fgraph.destroyers(var)`` and
+    ``fgraph.has_destroyers(vars)`` answer with it. A graph
     accepts one destroy handler only, and a handler serves one graph.
 
     The analysis is recomputed on demand after a change (callbacks only drop
@@ -128,7 +129,7 @@ class DestroyHandler:
     def on_attach(self, fgraph: FunctionGraph) -> None:
         if self.fgraph is not None:
             raise AlreadyThere("this DestroyHandler is already attached to a graph; make a new one")
-        if getattr(fgraph, "destroy_handler", None) is not None:
+        if fgraph.destroy_handler is not None:
             raise AlreadyThere("a DestroyHandler is already attached to this graph")
         mutable: set[Variable] = set()
         for spec in self._mutable_spec:
@@ -142,14 +143,8 @@ class DestroyHandler:
         self.mutable_inputs = mutable
         for node in fgraph.toposort():
             self._track(node)
-        fgraph.destroy_handler = self
-        fgraph.destroyers = self.destroyers
-        fgraph.has_destroyers = self.has_destroyers
 
     def on_detach(self, fgraph: FunctionGraph) -> None:
-        del fgraph.destroy_handler
-        del fgraph.destroyers
-        del fgraph.has_destroyers
         self.fgraph = None
         self._destroyers.clear()
         self._viewers.clear()

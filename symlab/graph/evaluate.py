@@ -14,12 +14,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from symlab.graph.basic import Constant, Variable
+from symlab.graph.basic import Constant, MissingInputError, Variable
 from symlab.graph.traversal import graph_inputs, io_toposort
 
-
-class MissingInputError(ValueError):
-    """A graph input was not given a value."""
+__all__ = ["MissingInputError", "evaluate"]
 
 
 def evaluate(outputs: Sequence[Variable], inputs_to_values: Mapping[Any, Any]) -> list[Any]:

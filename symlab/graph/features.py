@@ -1,12 +1,16 @@
-"""Features: objects attached to a FunctionGraph that hear about every change.
+"""Features: objects attached to a FunctionGraph that hear about its changes.
 
-A feature defines any of the callbacks ``on_attach(fgraph)``,
-``on_detach(fgraph)``, ``on_import(fgraph, node, reason)``,
-``on_prune(fgraph, node, reason)``, ``on_change_input(fgraph, node, i,
-old, new, reason)`` and ``validate(fgraph)`` (or ``on_validate(fgraph)``).
+The protocol is declared once, by :class:`~symlab.graph.changes.Feature`
+(``on_attach``, ``on_detach``, ``on_import``, ``on_change_input``,
+``on_prune``, ``on_change_end``, ``validate``, ``orderings``). Nothing is
+patched onto the graph: what a feature offers is a method of the graph that
+asks for it (``fgraph.checkpoint()`` needs a :class:`History`,
+``fgraph.destroyers(var)`` a destroy handler).
 
-``History`` records changes so they can be undone; ``ReplaceValidate``
-replaces, validates and undoes the replacement if the graph became invalid:
+Replacing with validation is built into the graph: ``replace_validate``
+and ``replace_all_validate`` make one change, ask every feature's
+``validate`` and undo the change when one refuses. :class:`ReplaceValidate`
+and :class:`Validator` remain as the names PyTensor code attaches:
 
 >>> import symlab.tensor as st
 >>> from symlab.graph.fg import FunctionGraph
@@ -16,119 +20,96 @@ replaces, validates and undoes the replacement if the graph became invalid:
 >>> fg.replace_validate(exp_out, fg.inputs[0] + 1.0, reason="demo")
 >>> fg.outputs[0].owner.inputs[0].owner.op
 Elemwise{add,no_inplace}
+
+A :class:`History` keeps the committed changes so that they can be undone
+later, all at once:
+
+>>> fg = FunctionGraph([x], [st.exp(x) * 2.0], features=[History()])
+>>> mark = fg.checkpoint()
+>>> fg.replace(fg.outputs[0], st.log(fg.inputs[0]))
+>>> fg.outputs[0].owner.op
+Elemwise{log,no_inplace}
+>>> fg.revert(mark)
+>>> fg.outputs[0].owner.op
+Elemwise{mul,no_inplace}
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
-
-from symlab.graph.basic import Variable
+from symlab.graph.changes import Feature, GraphChange, InputChanged
 from symlab.graph.fg import FunctionGraph, InconsistencyError
+
+__all__ = ["AlreadyThere", "Feature", "History", "ReplaceValidate", "Validator"]
 
 
 class AlreadyThere(Exception):
     """The feature is already attached to this graph."""
 
 
-class History:
-    """Records input changes so that :meth:`revert` can undo them.
+class History(Feature):
+    """Keeps every committed change so that ``fgraph.revert(fgraph.checkpoint())`` can undo them.
 
-    Attaching it adds ``fgraph.checkpoint()`` and ``fgraph.revert(checkpoint)``.
+    One History serves one graph.
     """
 
     def __init__(self) -> None:
-        self._log: dict[FunctionGraph, list[tuple[Any, int, Variable, Variable]]] = {}
-        self._replaying = False
+        self._fgraph: FunctionGraph | None = None
+        self._log: list[InputChanged] = []
+        self._reverting = False
 
     def on_attach(self, fgraph: FunctionGraph) -> None:
-        if fgraph in self._log:
-            raise AlreadyThere("History is already attached to this graph")
-        self._log[fgraph] = []
-        fgraph.checkpoint = lambda: len(self._log[fgraph])
-        fgraph.revert = lambda checkpoint: self.revert(fgraph, checkpoint)
+        if self._fgraph is not None:
+            raise AlreadyThere("this History is already attached to a graph; make a new one")
+        if fgraph.get_feature(History) is not None:
+            raise AlreadyThere("a History is already attached to this graph")
+        self._fgraph = fgraph
+        self._log = []
 
     def on_detach(self, fgraph: FunctionGraph) -> None:
-        del self._log[fgraph]
-        del fgraph.checkpoint
-        del fgraph.revert
+        self._fgraph = None
+        self._log = []
 
-    def on_change_input(self, fgraph, node, i, old, new, reason=None) -> None:
-        if not self._replaying:
-            self._log[fgraph].append((node, i, old, new))
+    def on_change_end(self, fgraph: FunctionGraph, change: GraphChange) -> None:
+        if not self._reverting:
+            self._log.extend(e for e in change.events if type(e) is InputChanged)
+
+    def checkpoint(self, fgraph: FunctionGraph) -> int:
+        return len(self._log)
 
     def revert(self, fgraph: FunctionGraph, checkpoint: int) -> None:
-        """Undo every change made since ``checkpoint``, newest first."""
-        log = self._log[fgraph]
-        self._replaying = True
+        """Undo every change committed since ``checkpoint``, newest first, as one change."""
+        if not 0 <= checkpoint <= len(self._log):
+            raise ValueError(f"History.revert: checkpoint {checkpoint} is not one of 0..{len(self._log)}")
+        undo = self._log[checkpoint:]
+        self._reverting = True
         try:
-            while len(log) > checkpoint:
-                node, i, old, new = log.pop()
-                current = fgraph.outputs[i] if node == "output" else node.inputs[i]
-                if current is not new:
-                    raise InconsistencyError(f"History.revert: {node}[{i}] changed outside the recorded history")
-                if node != "output" and node not in fgraph.apply_nodes:
-                    fgraph.import_node(node, reason="revert")
-                fgraph.change_node_input(node, i, old, reason="revert")
+            with fgraph.change("revert"):
+                for event in reversed(undo):
+                    node = event.node
+                    current = fgraph.outputs[event.index] if node == "output" else node.inputs[event.index]
+                    if current is not event.new:
+                        raise InconsistencyError(
+                            f"History.revert: {node}[{event.index}] changed outside the recorded history"
+                        )
+                    if node != "output" and node not in fgraph:
+                        fgraph.import_node(node, reason="revert")
+                    fgraph.change_node_input(node, event.index, event.old, reason="revert")
         finally:
-            self._replaying = False
+            self._reverting = False
+        del self._log[checkpoint:]
 
 
-class Validator:
-    """Adds ``fgraph.validate()``: every feature's ``validate(fgraph)`` must pass."""
-
-    def on_attach(self, fgraph: FunctionGraph) -> None:
-        if hasattr(fgraph, "validate"):
-            raise AlreadyThere("a Validator is already attached")
-        fgraph.validate = lambda: _validate(fgraph)
-        fgraph.consistent = lambda: _consistent(fgraph)
-
-    def on_detach(self, fgraph: FunctionGraph) -> None:
-        del fgraph.validate
-        del fgraph.consistent
-
-
-def _validate(fgraph: FunctionGraph) -> None:
-    """Ask every feature: ``validate(fgraph)`` or ``on_validate(fgraph)`` raises if the graph is invalid."""
-    fgraph.execute_callbacks("validate")
-    fgraph.execute_callbacks("on_validate")
-
-
-def _consistent(fgraph: FunctionGraph) -> bool:
-    try:
-        fgraph.validate()
-    except InconsistencyError:
-        return False
-    return True
+class Validator(Feature):
+    """Kept for PyTensor code that attaches it: ``fgraph.validate()`` is a method of every graph."""
 
 
 class ReplaceValidate(History, Validator):
-    """Replace, then validate; on failure put the graph back as it was and raise.
+    """Kept for PyTensor code that attaches it: ``replace_validate`` is a method of every graph.
 
-    Attaching it adds ``fgraph.replace_validate(var, new, reason)`` and
-    ``fgraph.replace_all_validate(pairs, reason)``.
+    Attaching it also keeps a :class:`History` (``checkpoint``/``revert``).
     """
 
     def on_attach(self, fgraph: FunctionGraph) -> None:
+        if fgraph.get_feature(ReplaceValidate) is not None:
+            raise AlreadyThere("a ReplaceValidate is already attached to this graph")
         History.on_attach(self, fgraph)
-        Validator.on_attach(self, fgraph)
-        fgraph.replace_validate = lambda var, new, reason=None: self.replace_all_validate(fgraph, [(var, new)], reason)
-        fgraph.replace_all_validate = lambda pairs, reason=None: self.replace_all_validate(fgraph, pairs, reason)
-
-    def on_detach(self, fgraph: FunctionGraph) -> None:
-        History.on_detach(self, fgraph)
-        Validator.on_detach(self, fgraph)
-        del fgraph.replace_validate
-        del fgraph.replace_all_validate
-
-    def replace_all_validate(
-        self, fgraph: FunctionGraph, pairs: Iterable[tuple[Variable, Variable]], reason: str | None = None
-    ) -> None:
-        checkpoint = fgraph.checkpoint()
-        try:
-            for var, new in pairs:
-                fgraph.replace(var, new, reason=reason)
-            fgraph.validate()
-        except Exception:
-            fgraph.revert(checkpoint)
-            raise

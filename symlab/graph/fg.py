@@ -21,37 +21,73 @@ True
 Every change goes through :meth:`FunctionGraph.replace` or
 :meth:`FunctionGraph.change_node_input`, which keep the clients exact, refuse
 replacements of an incompatible type or that would make a cycle (leaving the
-graph as it was), and tell the attached *features* what happened.
+graph as it was), and tell the attached *features* what happened
+(:mod:`symlab.graph.changes`): each edit as it happens, and each committed
+change once, when it is complete. ``fgraph.version`` counts the committed
+changes, so a view can tell cheaply whether what it drew is stale.
+
+Membership is the graph's to say: ``node in fgraph``, ``fgraph.clients[var]``.
+Nothing is written on the nodes and variables themselves, so any number of
+graphs (a compiled function's, a replay of its rewrite, a copy a view draws)
+can hold objects of the same origin without disturbing one another.
+
+Every node and variable gets a *key* when it enters the graph, ``a<n>`` for
+an Apply node and ``v<n>`` for a variable, that it keeps for as long as it
+is in the graph, whatever else changes (views follow nodes by their keys):
+
+>>> fg.key(fg.inputs[0]), fg.key(out.owner), fg.by_key("v0") is fg.inputs[0]
+('v0', 'a6', True)
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import gc
+import weakref
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
-from symlab.graph.basic import Apply, Constant, CycleError, Variable
+from symlab.graph.basic import Apply, Constant, CycleError, MissingInputError, Variable
+from symlab.graph.changes import (
+    CALLBACKS,
+    Feature,
+    GraphChange,
+    InputChanged,
+    NodeImported,
+    NodePruned,
+    VariableImported,
+    VariablePruned,
+)
 from symlab.graph.display import Displayable
 from symlab.graph.traversal import clone_get_equiv, io_toposort
 
 Client = tuple[Any, int]  # (Apply, input index) or ("output", output index)
-
-#: The ``fgraph`` of a constant used by several graphs at once.
-SHARED = "shared by several FunctionGraphs"
 
 
 class InconsistencyError(Exception):
     """A feature found the graph invalid (raised by ``validate``)."""
 
 
-class MissingInputError(ValueError):
-    """The outputs depend on a variable that is neither an input nor a constant."""
+#: Every FunctionGraph alive, to answer ``var.clients`` without a pointer on the variable.
+_LIVE_GRAPHS: weakref.WeakSet[FunctionGraph] = weakref.WeakSet()
+
+
+def graphs_holding(obj: Any) -> list[FunctionGraph]:
+    """The live FunctionGraphs that hold ``obj`` (a Variable or an Apply node)."""
+    found = [g for g in list(_LIVE_GRAPHS) if obj in g]
+    if len(found) > 1:  # a graph nothing refers to may wait for the cycle collector: ask it first
+        gc.collect()
+        found = [g for g in list(_LIVE_GRAPHS) if obj in g]
+    return found
 
 
 class FunctionGraph(Displayable):
-    """The graph from ``inputs`` to ``outputs``, with clients and change notifications.
+    """The graph from ``inputs`` to ``outputs``, with clients, change notifications and stable keys.
 
     With ``clone=True`` (the default) the graph is copied first, so the
-    caller's variables are never modified. ``features`` are attached in order.
+    caller's variables are never modified; with ``clone=False`` the graph
+    takes the caller's objects, which then must not be changed through any
+    other graph. ``features`` are attached in order.
     """
 
     def __init__(
@@ -82,23 +118,53 @@ class FunctionGraph(Displayable):
         self.inputs: list[Variable] = []
         self.outputs: list[Variable] = list(outputs)
         self.clients: dict[Variable, list[Client]] = {}
-        self._nodes: dict[Apply, None] = {}  # insertion-ordered set
+        #: The graph's nodes and variables, each with the serial number of its key (insertion-ordered).
+        self._nodes: dict[Apply, int] = {}
+        self._variables: dict[Variable, int] = {}
+        self._next_serial = 0
+        self._by_key: dict[str, Any] | None = None
         #: A topological level of each node: larger than the level of every node it depends on (inputs and
         #: constants are at level 0). It lets the cycle check of a replacement stop at nodes too low to
         #: depend on the replaced variable, which keeps rewriting long chains linear instead of quadratic.
         self._level: dict[Apply, int] = {}
-        self._variables: dict[Variable, None] = {}
-        self._features: list[Any] = []
+        self._features: list[_Attached] = []
+        self._callbacks: dict[str, tuple[Callable[..., Any], ...]] = {}
         self._order: list[Apply] | None = None
+        #: The edits of the change in progress (``None``: no change is open).
+        self._journal: list[Any] | None = None
+        #: While a change is rolled back: the serials of the objects it brings back.
+        self._restore: dict[Any, int] | None = None
+        #: How many changes have committed.
+        self.version = 0
         for inp in inputs:
             self._add_input(inp)
         for node in io_toposort(inputs, outputs):
-            self.import_node(node, reason="init")
+            self._import_node(node, True, "init")
         for k, out in enumerate(self.outputs):
             self._import_var(out, reason="init")
             self.clients[out].append(("output", k))
+        if not clone:
+            self._refuse_shared_objects()
+        _LIVE_GRAPHS.add(self)
         for feature in features:
             self.attach_feature(feature)
+
+    def _refuse_shared_objects(self) -> None:
+        """Refuse to take (``clone=False``) nodes or inputs that another live graph holds.
+
+        Two graphs editing the same Apply nodes would corrupt each other's
+        clients. Constants never change, so graphs may share them.
+        """
+        others = [g for g in list(_LIVE_GRAPHS) if g is not self]
+        if not others:
+            return
+        for obj in [*self.inputs, *self._nodes]:
+            for other in others:
+                if obj in other:
+                    raise ValueError(
+                        f"FunctionGraph(clone=False): {obj} already belongs to another FunctionGraph ({other}); "
+                        "clone the graph first (clone=True, the default)"
+                    )
 
     # -- contents ------------------------------------------------------------------------
     @property
@@ -121,31 +187,57 @@ class FunctionGraph(Displayable):
         """
         if self._order is None:
             orderings: dict[Apply, list[Apply]] = {}
-            for feature in self._features:
-                extra = getattr(feature, "orderings", None)
-                if extra is not None:
-                    for node, before in extra(self).items():
-                        if node in self._nodes:  # a feature may still name pruned nodes
-                            orderings.setdefault(node, []).extend(b for b in before if b in self._nodes)
+            for extra in self._callbacks_for("orderings"):
+                for node, before in extra(self).items():
+                    if node in self._nodes:  # a feature may still name pruned nodes
+                        orderings.setdefault(node, []).extend(b for b in before if b in self._nodes)
             self._order = io_toposort(self.inputs, self.outputs, orderings or None)
         return list(self._order)
 
+    # -- keys ---------------------------------------------------------------------------------
+    def key(self, obj: Apply | Variable) -> str:
+        """The stable key of a node (``a<n>``) or variable (``v<n>``) of this graph.
+
+        A key is given when the object enters the graph and is kept for as
+        long as it stays, whatever else changes; it is never given to
+        another object of this graph.
+        """
+        serial = self._nodes.get(obj) if isinstance(obj, Apply) else self._variables.get(obj)
+        if serial is None:
+            raise KeyError(f"FunctionGraph.key: {obj} ({type(obj).__name__}) is not in this graph")
+        return f"{'a' if isinstance(obj, Apply) else 'v'}{serial}"
+
+    def by_key(self, key: str) -> Apply | Variable:
+        """The node or variable of this graph whose key is ``key`` (``KeyError`` if none is)."""
+        index = self._by_key
+        if index is None:
+            index = {f"a{s}": n for n, s in self._nodes.items()}
+            index.update((f"v{s}", v) for v, s in self._variables.items())
+            self._by_key = index
+        try:
+            return index[key]
+        except KeyError:
+            raise KeyError(f"FunctionGraph.by_key: no node or variable of this graph has the key {key!r}") from None
+
+    def _serial(self, obj: Any) -> int:
+        restore = self._restore
+        if restore is not None and obj in restore:
+            return restore[obj]
+        serial = self._next_serial
+        self._next_serial = serial + 1
+        return serial
+
     # -- building -------------------------------------------------------------------------
     def _add_input(self, var: Variable) -> None:
-        self._claim(var)
         self.inputs.append(var)
-        self._variables[var] = None
-        self.clients.setdefault(var, [])
+        self._add_root(var)
 
-    def _claim(self, var: Variable) -> None:
-        owner = var.fgraph
-        if owner is None:
-            var.fgraph = self
-        elif owner is not self:
-            if isinstance(var, Constant):
-                var.fgraph = SHARED  # constants are immutable: graphs may share them
-            else:
-                raise ValueError(f"{var} already belongs to another FunctionGraph; clone the graph first")
+    def _add_root(self, var: Variable) -> None:
+        serial = self._variables[var] = self._serial(var)
+        self.clients.setdefault(var, [])
+        self._by_key = None
+        if self._journal is not None:
+            self._journal.append(VariableImported(var, serial))
 
     def _import_var(self, var: Variable, reason: str | None) -> None:
         if var in self._variables:
@@ -155,14 +247,22 @@ class FunctionGraph(Displayable):
                 f"FunctionGraph: the graph needs {var} ({var.type}), which is neither an input nor a constant"
             )
         if var.owner is not None and var.owner not in self._nodes:
-            self.import_node(var.owner, reason=reason)
+            self._import_node(var.owner, True, reason)
             return
-        self._claim(var)
-        self._variables[var] = None
-        self.clients.setdefault(var, [])
+        self._add_root(var)
 
     def import_node(self, node: Apply, check: bool = True, reason: str | None = None) -> None:
-        """Add ``node`` and every node it needs that the graph does not have yet."""
+        """Add ``node`` and every node it needs that the graph does not have yet (one change)."""
+        mark = self._begin()
+        try:
+            self._import_node(node, check, reason)
+        except BaseException:
+            self._rollback(mark)
+            raise
+        self._end(mark, reason)
+
+    def _import_node(self, node: Apply, check: bool, reason: str | None) -> None:
+        on_import = self._callbacks_for("on_import")
         for n in self._missing_nodes(node):
             for inp in n.inputs:
                 if inp not in self._variables:
@@ -171,20 +271,22 @@ class FunctionGraph(Displayable):
                             f"FunctionGraph: {n} needs {inp} ({inp.type}), which is neither an input, "
                             "a constant nor computed in the graph"
                         )
-                    self._claim(inp)
-                    self._variables[inp] = None
-                    self.clients.setdefault(inp, [])
-            self._nodes[n] = None
+                    self._add_root(inp)
+            serial = self._nodes[n] = self._serial(n)
             self._level[n] = 1 + max((self._var_level(inp) for inp in n.inputs), default=0)
-            n.fgraph = self
-            for out in n.outputs:
-                self._claim(out)
-                self._variables[out] = None
+            if serial + len(n.outputs) >= self._next_serial:
+                self._next_serial = serial + 1 + len(n.outputs)
+            for j, out in enumerate(n.outputs):
+                self._variables[out] = serial + 1 + j  # the outputs' keys follow their node's
                 self.clients.setdefault(out, [])
             for i, inp in enumerate(n.inputs):
                 self.clients[inp].append((n, i))
             self._order = None
-            self.execute_callbacks("on_import", n, reason)
+            self._by_key = None
+            if self._journal is not None:
+                self._journal.append(NodeImported(n, tuple(n.inputs), serial))
+            for callback in on_import:
+                callback(self, n, reason)
 
     def _missing_nodes(self, node: Apply) -> list[Apply]:
         """``node`` and its ancestors that are not in the graph yet, each after those it needs."""
@@ -206,20 +308,89 @@ class FunctionGraph(Displayable):
                     stack.append((owner, False))
         return order
 
-    # -- changing ----------------------------------------------------------------------------
+    # -- changes -------------------------------------------------------------------------------
+    @contextmanager
+    def change(self, reason: str | None = None) -> Iterator[FunctionGraph]:
+        """Group the edits made in the ``with`` block into one change.
+
+        If the block raises, every edit made in it is undone and the
+        exception goes on; otherwise the change commits once (``version``
+        grows by one, features hear one ``on_change_end``). Changes nest: an
+        inner block that raises is undone alone, and the outermost block
+        commits everything.
+        """
+        mark = self._begin()
+        try:
+            yield self
+        except BaseException:
+            self._rollback(mark)
+            raise
+        self._end(mark, reason)
+
+    def _begin(self) -> tuple[int, int]:
+        """Open a change (or a nested part of the open one); the mark to end or roll back."""
+        if self._journal is None:
+            self._journal = []
+            return -1, self._next_serial
+        return len(self._journal), self._next_serial
+
+    def _end(self, mark: tuple[int, int], reason: str | None) -> None:
+        if mark[0] != -1:
+            return  # a nested change: the outermost one commits
+        events, self._journal = self._journal, None
+        if not events:
+            return
+        self.version += 1
+        callbacks = self._callbacks_for("on_change_end")
+        if callbacks:
+            change = GraphChange(self.version, reason, tuple(events))
+            for callback in callbacks:
+                callback(self, change)
+
+    def _rollback(self, mark: tuple[int, int]) -> None:
+        """Undo the edits made since ``mark``, newest first: the graph is then exactly as it was, keys included."""
+        position, next_serial = mark
+        journal = self._journal
+        start = 0 if position == -1 else position
+        undo = journal[start:]
+        del journal[start:]
+        # What the change pruned comes back with its key; the undoing edits are not part of any change.
+        self._restore = {e.node if type(e) is NodePruned else e.variable: e.serial
+                         for e in undo if type(e) is NodePruned or type(e) is VariablePruned}
+        self._journal = None
+        try:
+            for event in reversed(undo):
+                if type(event) is InputChanged:
+                    node = event.node
+                    if node != "output" and node not in self._nodes:
+                        self._import_node(node, False, "revert")  # pruned later in the same change
+                    self._change_input(node, event.index, event.new, event.old, "revert")
+        finally:
+            self._restore = None
+            self._journal = None if position == -1 else journal
+            self._next_serial = next_serial
+
     def change_node_input(self, node: Any, i: int, new_var: Variable, reason: str | None = None) -> None:
         """Make input ``i`` of ``node`` (or output ``i`` when ``node == 'output'``) be ``new_var``.
 
         ``new_var`` must fit the old variable's type (it may be narrowed by
         ``filter_variable``) and must not depend on ``node``.
         """
+        if node != "output" and node not in self._nodes:
+            raise ValueError(f"change_node_input: {node} is not a node of this graph")
         old = self.outputs[i] if node == "output" else node.inputs[i]
         if old is new_var:
             return
         new_var = _checked_replacement(old, new_var, f"{'output' if node == 'output' else node}[{i}]")
         if node != "output" and self._depends_on(new_var, node.outputs):
             raise CycleError(f"{new_var} depends on {node}, so it cannot become one of its inputs: cycle")
-        self._change_input(node, i, old, new_var, reason)
+        mark = self._begin()
+        try:
+            self._change_input(node, i, old, new_var, reason)
+        except BaseException:
+            self._rollback(mark)
+            raise
+        self._end(mark, reason)
 
     def _change_input(self, node: Any, i: int, old: Variable, new_var: Variable, reason: str | None) -> None:
         self._import_var(new_var, reason)
@@ -231,11 +402,14 @@ class FunctionGraph(Displayable):
         self.clients[old].remove((node, i))
         self.clients[new_var].append((node, i))
         self._order = None
-        self.execute_callbacks("on_change_input", node, i, old, new_var, reason)
+        if self._journal is not None:
+            self._journal.append(InputChanged(node, i, old, new_var))
+        for callback in self._callbacks_for("on_change_input"):
+            callback(self, node, i, old, new_var, reason)
         self._prune_if_unused(old, reason)
 
     def replace(self, var: Variable, new_var: Variable, reason: str | None = None, verbose: bool = False) -> None:
-        """Make every client of ``var`` use ``new_var`` instead; prune what becomes unused.
+        """Make every client of ``var`` use ``new_var`` instead; prune what becomes unused. One change.
 
         A ``new_var`` whose type cannot stand in for ``var``'s, or that depends
         on ``var``, is refused and the graph is left exactly as it was.
@@ -250,13 +424,44 @@ class FunctionGraph(Displayable):
             raise CycleError(f"replace: the replacement of {var} ({new_var}) depends on {var} itself: cycle")
         if verbose:
             print(f"rewriting: {reason}: {var} -> {new_var}")
-        for node, i in list(self.clients[var]):
-            self._change_input(node, i, var, new_var, reason)
+        mark = self._begin()
+        try:
+            for node, i in list(self.clients[var]):
+                self._change_input(node, i, var, new_var, reason)
+        except BaseException:
+            self._rollback(mark)
+            raise
+        self._end(mark, reason)
 
     def replace_all(self, pairs: Iterable[tuple[Variable, Variable]], reason: str | None = None) -> None:
-        """:meth:`replace` each ``(var, new_var)`` pair in order."""
-        for var, new_var in pairs:
-            self.replace(var, new_var, reason=reason)
+        """:meth:`replace` each ``(var, new_var)`` pair in order, as one change (all or nothing)."""
+        with self.change(reason):
+            for var, new_var in pairs:
+                self.replace(var, new_var, reason=reason)
+
+    def replace_validate(self, var: Variable, new_var: Variable, reason: str | None = None) -> None:
+        """:meth:`replace`, then :meth:`validate`; if either raises, the graph is left as it was."""
+        self.replace_all_validate([(var, new_var)], reason)
+
+    def replace_all_validate(self, pairs: Iterable[tuple[Variable, Variable]], reason: str | None = None) -> None:
+        """Replace each pair, then validate, as one change; if anything raises, nothing is changed."""
+        with self.change(reason):
+            for var, new_var in pairs:
+                self.replace(var, new_var, reason=reason)
+            self.validate()
+
+    def validate(self) -> None:
+        """Ask every feature's ``validate(fgraph)``; ``InconsistencyError`` if one refuses the graph."""
+        for callback in self._callbacks_for("validate"):
+            callback(self)
+
+    def consistent(self) -> bool:
+        """True if :meth:`validate` passes."""
+        try:
+            self.validate()
+        except InconsistencyError:
+            return False
+        return True
 
     def _var_level(self, var: Variable) -> int:
         owner = var.owner
@@ -303,64 +508,138 @@ class FunctionGraph(Displayable):
     def _prune_if_unused(self, var: Variable, reason: str | None) -> None:
         """Remove ``var``'s owner (and its now unused ancestors) if nothing uses its outputs."""
         stack = [var]
+        on_prune = None
         while stack:
             v = stack.pop()
             node = v.owner
             if self.clients.get(v) or (node is None and v in self.inputs):  # only roots are inputs
                 continue
             if node is None or node not in self._nodes:
-                if isinstance(v, Constant) or node is None:
+                if node is None:
                     self._forget(v)
                 continue
             if any(self.clients.get(o) for o in node.outputs):
                 continue
-            del self._nodes[node]
+            serial = self._nodes.pop(node)
             del self._level[node]
             for o in node.outputs:
                 self._forget(o)
             self._order = None
-            self.execute_callbacks("on_prune", node, reason)
+            if self._journal is not None:
+                self._journal.append(NodePruned(node, serial))
+            if on_prune is None:
+                on_prune = self._callbacks_for("on_prune")
+            for callback in on_prune:
+                callback(self, node, reason)
             for i, inp in enumerate(node.inputs):
                 self.clients[inp].remove((node, i))
                 stack.append(inp)
-            node.fgraph = None
 
     def _forget(self, var: Variable) -> None:
-        self._variables.pop(var, None)
+        serial = self._variables.pop(var, None)
         self.clients.pop(var, None)
-        if getattr(var, "fgraph", None) is self:
-            var.fgraph = None
+        self._by_key = None
+        if serial is not None and var.owner is None and self._journal is not None:
+            self._journal.append(VariablePruned(var, serial))
 
     # -- features -----------------------------------------------------------------------------
-    def attach_feature(self, feature: Any) -> None:
-        """Attach ``feature``; its ``on_attach(fgraph)`` may refuse by raising."""
-        if feature in self._features:
+    def attach_feature(self, feature: Any, weak: bool = False) -> None:
+        """Attach ``feature`` (see :class:`~symlab.graph.changes.Feature`); its ``on_attach`` may refuse.
+
+        With ``weak=True`` the graph holds the feature by a weak reference:
+        when nothing else refers to it, it is detached (without
+        ``on_detach``) and no callback of it is ever called again.
+        """
+        if any(entry.get() is feature for entry in self._features):
             return
-        attach = getattr(feature, "on_attach", None)
+        attach = _callback(feature, "on_attach")
         if attach is not None:
             attach(self)
-        self._features.append(feature)
-        if hasattr(feature, "orderings"):
-            self._order = None  # the feature adds orderings
+        self._features.append(_Attached(feature, weak, self))
+        self._callbacks = {}
+        self._order = None  # the feature may add orderings
 
     def remove_feature(self, feature: Any) -> None:
-        self._features.remove(feature)
-        if hasattr(feature, "orderings"):
-            self._order = None
-        detach = getattr(feature, "on_detach", None)
+        """Detach ``feature`` and call its ``on_detach(fgraph)``."""
+        for k, entry in enumerate(self._features):
+            if entry.get() is feature:
+                del self._features[k]
+                break
+        else:
+            raise ValueError(f"remove_feature: {feature!r} is not attached to this graph")
+        self._callbacks = {}
+        self._order = None
+        detach = _callback(feature, "on_detach")
         if detach is not None:
             detach(self)
 
+    def _drop_dead_feature(self, entry: _Attached) -> None:
+        if entry in self._features:
+            self._features.remove(entry)
+            self._callbacks = {}
+            self._order = None
+
     @property
     def features(self) -> list[Any]:
-        return list(self._features)
+        """The attached features (those held weakly that are still alive), in order of attachment."""
+        return [f for f in (entry.get() for entry in self._features) if f is not None]
+
+    def get_feature(self, cls: type) -> Any:
+        """The first attached feature that is an instance of ``cls``, or ``None``."""
+        for feature in self.features:
+            if isinstance(feature, cls):
+                return feature
+        return None
+
+    def _callbacks_for(self, name: str) -> tuple[Callable[..., Any], ...]:
+        found = self._callbacks.get(name)
+        if found is None:
+            found = self._callbacks[name] = tuple(
+                c for c in (entry.callback(name) for entry in self._features) if c is not None
+            )
+        return found
 
     def execute_callbacks(self, name: str, *args: Any) -> None:
-        """Call ``feature.<name>(self, *args)`` on every feature that has it."""
-        for feature in self._features:
-            callback = getattr(feature, name, None)
-            if callback is not None:
-                callback(self, *args)
+        """Call ``feature.<name>(self, *args)`` on every feature that defines it."""
+        for callback in self._callbacks_for(name):
+            callback(self, *args)
+
+    # -- what features add --------------------------------------------------------------------------
+    @property
+    def destroy_handler(self) -> Any:
+        """The attached :class:`~symlab.graph.destroyhandler.DestroyHandler`, or ``None``."""
+        from symlab.graph.destroyhandler import DestroyHandler
+
+        return self.get_feature(DestroyHandler)
+
+    def destroyers(self, var: Variable) -> list[Apply]:
+        """The nodes that overwrite ``var``'s memory (none without a destroy handler)."""
+        handler = self.destroy_handler
+        return [] if handler is None else handler.destroyers(var)
+
+    def has_destroyers(self, variables: Iterable[Variable]) -> bool:
+        """True if a node overwrites the memory of one of ``variables``."""
+        handler = self.destroy_handler
+        return False if handler is None else handler.has_destroyers(variables)
+
+    def checkpoint(self) -> int:
+        """A mark of the changes so far, for :meth:`revert` (needs a :class:`~symlab.graph.features.History`)."""
+        return self._history("checkpoint").checkpoint(self)
+
+    def revert(self, checkpoint: int) -> None:
+        """Undo every change committed since ``checkpoint`` (needs a ``History`` feature)."""
+        self._history("revert").revert(self, checkpoint)
+
+    def _history(self, what: str) -> Any:
+        from symlab.graph.features import History
+
+        history = self.get_feature(History)
+        if history is None:
+            raise AttributeError(
+                f"FunctionGraph.{what}() needs a History feature: fgraph.attach_feature(History()) first "
+                "(a change that only has to be undone when it fails needs none: use `with fgraph.change():`)"
+            )
+        return history
 
     # -- checking and copying ---------------------------------------------------------------------
     def check_integrity(self) -> None:
@@ -377,6 +656,8 @@ class FunctionGraph(Displayable):
             expected.setdefault(out, []).append(("output", k))
         assert set(expected) == set(self._variables), "variables differ from those the nodes use"
         assert set(self._level) == set(self._nodes), "levels are kept for exactly the graph's nodes"
+        serials = [*self._nodes.values(), *self._variables.values()]
+        assert len(set(serials)) == len(serials), "two objects of the graph share a key"
         for node in self._nodes:
             below = max((self._var_level(inp) for inp in node.inputs), default=0)
             assert self._level[node] > below, f"the level of {node} is not above its inputs' levels"
@@ -410,6 +691,54 @@ class FunctionGraph(Displayable):
 
     def __repr__(self) -> str:
         return str(self)
+
+
+class _Attached:
+    """A feature as the graph holds it: strongly, or by a weak reference that detaches it when it dies."""
+
+    __slots__ = ("_feature", "_ref", "__weakref__")
+
+    def __init__(self, feature: Any, weak: bool, fgraph: FunctionGraph) -> None:
+        if weak:
+            graph_ref, entry_ref = weakref.ref(fgraph), weakref.ref(self)
+
+            def died(_: Any) -> None:
+                graph, entry = graph_ref(), entry_ref()
+                if graph is not None and entry is not None:
+                    graph._drop_dead_feature(entry)
+
+            self._feature = None
+            self._ref = weakref.ref(feature, died)
+        else:
+            self._feature = feature
+            self._ref = None
+
+    def get(self) -> Any:
+        return self._feature if self._ref is None else self._ref()
+
+    def callback(self, name: str) -> Callable[..., Any] | None:
+        feature = self.get()
+        if feature is None or _callback(feature, name) is None:
+            return None
+        if self._ref is None:
+            return getattr(feature, name)
+        method = weakref.WeakMethod(getattr(feature, name))
+
+        def call(*args: Any) -> Any:
+            bound = method()
+            return None if bound is None else bound(*args)
+
+        return call
+
+
+def _callback(feature: Any, name: str) -> Callable[..., Any] | None:
+    """``feature.<name>`` if the feature defines it (a :class:`Feature`'s own no-op does not count)."""
+    method = getattr(feature, name, None)
+    if method is None or not callable(method):
+        return None
+    if name in CALLBACKS and isinstance(feature, Feature) and getattr(type(feature), name, None) is getattr(Feature, name):
+        return None
+    return method
 
 
 def _client_key(client: Client) -> tuple[int, int]:

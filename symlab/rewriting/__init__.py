@@ -13,7 +13,7 @@ Modules: :mod:`~symlab.rewriting.basic` (node and graph rewriters, walkers,
 equilibrium), :mod:`~symlab.rewriting.patterns` (rules as tuple patterns),
 :mod:`~symlab.rewriting.merge`, :mod:`~symlab.rewriting.constant_folding`,
 :mod:`~symlab.rewriting.context` (how changes are made and recorded),
-:mod:`~symlab.rewriting.trace` (steps and replay), :mod:`~symlab.rewriting.db`
+:mod:`~symlab.rewriting.trace` (steps and replay), :mod:`~symlab.rewriting.cursor` (walking a trace), :mod:`~symlab.rewriting.db`
 (the database of rules, ``register`` and ``rewrite_graph``).
 """
 
@@ -27,6 +27,8 @@ from symlab.rewriting.trace import (
     TraceNote,
     TraceSummary,
 )
+from symlab.rewriting.cursor import TraceCursor
+from symlab.rewriting.rewriter import Rewriter
 from symlab.rewriting.context import RewriteContext, RewriteError
 from symlab.rewriting.basic import (
     Dispatch,
@@ -34,7 +36,6 @@ from symlab.rewriting.basic import (
     FunctionNodeRewriter,
     GraphRewriter,
     NodeRewriter,
-    Rewriter,
     SequentialGraphRewriter,
     WalkingGraphRewriter,
     in2out,
@@ -80,6 +81,7 @@ __all__ = [
     "SequentialGraphRewriter",
     "SourceLocation",
     "StepDiff",
+    "TraceCursor",
     "TraceNote",
     "TraceSummary",
     "WalkingGraphRewriter",

@@ -26,7 +26,6 @@ apply node rewriters to a whole :class:`~symlab.graph.fg.FunctionGraph`:
 
 from __future__ import annotations
 
-import inspect
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -35,58 +34,11 @@ from symlab.graph.basic import Apply
 from symlab.graph.fg import FunctionGraph
 from symlab.graph.op import Op
 from symlab.rewriting.context import RewriteContext
+from symlab.rewriting.rewriter import Rewriter
 from symlab.rewriting.trace import UNKNOWN_LOCATION, RewriteTrace, SourceLocation
 
 #: What ``transform`` may return: nothing, one new variable per output, or ``{old: new}``.
 TransformResult = Any
-
-
-class Rewriter:
-    """What every rewriter has: a stable ``name`` and the ``location`` of its source."""
-
-    name: str = ""
-
-    def __init__(self, name: str | None = None) -> None:
-        if name is not None:
-            self.name = name
-        elif not self.name:
-            self.name = type(self).__name__
-
-    @property
-    def location(self) -> SourceLocation:
-        """The file and line that define this rule (cached)."""
-        loc = self.__dict__.get("_location")
-        if loc is None:
-            loc = self._find_location()
-            self._location = loc
-        return loc
-
-    def _find_location(self) -> SourceLocation:
-        cls = type(self)
-        for attr in ("transform", "apply"):
-            fn = getattr(cls, attr, None)
-            code = getattr(fn, "__code__", None)
-            if code is not None and fn.__module__ != __name__:
-                return SourceLocation(code.co_filename, code.co_firstlineno)
-        try:
-            return SourceLocation(inspect.getsourcefile(cls) or "<unknown>", inspect.getsourcelines(cls)[1])
-        except (OSError, TypeError):
-            return UNKNOWN_LOCATION
-
-    def describe(self) -> str:
-        """One line saying what the rule does (the reason of its accepted steps)."""
-        doc = self.__dict__.get("__doc__")
-        if doc is None and type(self).__module__ != __name__:
-            doc = type(self).__doc__
-        if doc and doc.strip():
-            return doc.strip().splitlines()[0]
-        return self.name
-
-    def __str__(self) -> str:
-        return self.name
-
-    def __repr__(self) -> str:
-        return f"<{type(self).__name__} {self.name}>"
 
 
 class NodeRewriter(Rewriter):
@@ -169,15 +121,6 @@ class GraphRewriter(Rewriter):
         return trace
 
 
-class _Untracked(Rewriter):
-    """Changes made directly on the graph while no rewriter was running."""
-
-    name = "untracked"
-
-
-UNTRACKED = _Untracked()
-
-
 # -- applying node rewriters ------------------------------------------------------------------------
 
 
@@ -226,7 +169,7 @@ def walk(
         nodes.reverse()
     changed = False
     for node in nodes:
-        if node.fgraph is not fgraph:
+        if node not in fgraph:
             continue
         for rw in dispatch(node.op):
             if ctx.attempt(rw, node):
@@ -235,7 +178,7 @@ def walk(
                     counts[rw] = n = counts.get(rw, 0) + 1
                     if max_use is not None and n > max_use:
                         return changed, rw
-                if node.fgraph is not fgraph:
+                if node not in fgraph:
                     break
     return changed, None
 
@@ -359,7 +302,7 @@ class SequentialGraphRewriter(GraphRewriter):
 
 
 #: Modules whose frames :func:`caller_location` skips: the engine's own.
-ENGINE_MODULES = frozenset({"symlab.rewriting", "symlab.rewriting.basic", "symlab.rewriting.patterns",
+ENGINE_MODULES = frozenset({"symlab.rewriting", "symlab.rewriting.basic", "symlab.rewriting.rewriter", "symlab.rewriting.patterns",
                             "symlab.rewriting.db", "symlab.rewriting.context"})
 
 

@@ -1,9 +1,16 @@
 """``RewriteContext``: how every rewriter changes a graph, and how each change is recorded.
 
-A rewriter never calls ``fgraph.replace`` itself: it hands its replacements
-to :meth:`RewriteContext.replace`, which checks the types, replaces and
-validates (reverting on failure), and, when a trace is being written, records
-one :class:`~symlab.rewriting.trace.RewriteStep`, accepted or refused:
+A rewriter hands its replacements to :meth:`RewriteContext.replace`, which
+checks the types, replaces and validates as one change of the graph (undone
+if anything refuses it) and, when a trace is being written, records one
+:class:`~symlab.rewriting.trace.RewriteStep`, accepted or refused.
+
+There is one way a step is recorded: the context listens to the graph's
+committed changes (``on_change_end``), and each is one step, with the
+graph's own typed events. A change made through :meth:`replace` carries
+the rule, node and reason given there; a change a rewriter makes directly
+on the graph is recorded as a step of that rewriter all the same. A refused
+change leaves no event, so its step (refused, with the reason) has none:
 
 >>> import symlab.tensor as T
 >>> from symlab.graph.fg import FunctionGraph
@@ -26,77 +33,61 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from time import perf_counter
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from symlab.graph.basic import Apply, CycleError, Variable
-from symlab.graph.features import ReplaceValidate
+from symlab.graph.basic import Apply, CycleError, MissingInputError, Variable
+from symlab.graph.changes import Feature, GraphChange, InputChanged
 from symlab.graph.fg import FunctionGraph, InconsistencyError
+from symlab.rewriting.rewriter import UNTRACKED, Rewriter
 from symlab.rewriting.trace import RewriteStep, RewriteTrace, TraceNote
-
-if TYPE_CHECKING:  # pragma: no cover
-    from symlab.rewriting.basic import GraphRewriter, NodeRewriter, Rewriter
 
 
 class RewriteError(RuntimeError):
     """A rule raised an exception (the graph is left as it was before the rule ran)."""
 
 
-class _ChangeLog:
-    """Feature that collects the imports, input changes and prunes of the current step, in order."""
+class _StepRecorder(Feature):
+    """Turns each committed change of the graph into one step of the context's trace."""
 
-    def __init__(self) -> None:
-        self.events: list[tuple[Any, ...]] = []
+    def __init__(self, ctx: RewriteContext) -> None:
+        self.ctx = ctx
 
-    def on_import(self, fgraph: FunctionGraph, node: Apply, reason: Any) -> None:
-        self.events.append(("import", node, tuple(node.inputs)))
-
-    def on_prune(self, fgraph: FunctionGraph, node: Apply, reason: Any) -> None:
-        self.events.append(("prune", node))
-
-    def on_change_input(self, fgraph, node, i, old, new, reason=None) -> None:
-        self.events.append(("change", node, i, old, new))
-
-    def take(self) -> list[tuple[Any, ...]]:
-        events = self.events
-        self.events = []
-        return events
+    def on_change_end(self, fgraph: FunctionGraph, change: GraphChange) -> None:
+        self.ctx._committed(change)
 
 
 class RewriteContext:
     """The graph being rewritten, the trace being written (or ``None``) and the current phase.
 
-    Use it as a context manager: it attaches what it needs to the graph
-    (``ReplaceValidate`` if missing, and a change log when recording) and
-    detaches it at the end. Features of the graph that define
-    ``on_rewrite_step(fgraph, step)`` are called after every recorded step.
+    Use it as a context manager: when recording, it attaches a feature that
+    hears the graph's committed changes, and detaches it at the end.
+    Features of the graph that define ``on_rewrite_step(fgraph, step)`` are
+    called after every recorded step.
     """
 
     def __init__(self, fgraph: FunctionGraph, trace: RewriteTrace | None = None, phase: str = "") -> None:
         self.fgraph = fgraph
         self.trace = trace
         self.phase = phase
-        self._attached: list[Any] = []
-        if not hasattr(fgraph, "replace_all_validate"):
-            feature = ReplaceValidate()
-            fgraph.attach_feature(feature)
-            self._attached.append(feature)
-        self._log: _ChangeLog | None = None
+        self._recorder: _StepRecorder | None = None
         if trace is not None:
-            self._log = _ChangeLog()
-            fgraph.attach_feature(self._log)
-            self._attached.append(self._log)
+            self._recorder = _StepRecorder(self)
+            fgraph.attach_feature(self._recorder)
         self._current: Rewriter | None = None
-        self._features_seen: list[Any] = []
-        self._listeners: list[Callable[[FunctionGraph, RewriteStep], Any]] = []
+        #: What :meth:`replace` is about to change: ``(rewriter, node, reason, started)``.
+        self._pending: tuple[Rewriter, Apply | None, str, float] | None = None
+        self._pending_recorded = False
+        #: Refusals already recorded, for the rules that report each refusal once.
+        self._refused_seen: set[tuple[str, Any, str]] = set()
 
     # -- life cycle ----------------------------------------------------------------------------
     def close(self) -> None:
-        """Detach the features this context attached."""
-        self._flush()
-        while self._attached:
-            self.fgraph.remove_feature(self._attached.pop())
+        """Detach the feature this context attached."""
+        if self._recorder is not None:
+            self.fgraph.remove_feature(self._recorder)
+            self._recorder = None
 
     def __enter__(self) -> RewriteContext:
         return self
@@ -109,17 +100,16 @@ class RewriteContext:
         return self.trace is not None
 
     # -- running rewriters ------------------------------------------------------------------------
-    def run(self, rewriter: GraphRewriter) -> bool:
+    def run(self, rewriter: Rewriter) -> bool:
         """Apply a graph rewriter; True if it changed the graph."""
         previous, self._current = self._current, rewriter
         try:
             changed = rewriter.apply(self.fgraph, self)
         finally:
             self._current = previous
-        self._flush(rewriter)
         return bool(changed)
 
-    def attempt(self, rewriter: NodeRewriter, node: Apply) -> bool:
+    def attempt(self, rewriter: Rewriter, node: Apply) -> bool:
         """Try ``rewriter`` on ``node``; True if a replacement was made."""
         fgraph = self.fgraph
         if self.trace is None:
@@ -146,6 +136,8 @@ class RewriteContext:
         node: Apply | None = None,
         reason: str | None = None,
         started: float | None = None,
+        once: bool = False,
+        refusal_prefix: str = "",
     ) -> bool:
         """Replace each ``old`` variable by its ``new`` one, as one step; True if accepted.
 
@@ -155,7 +147,9 @@ class RewriteContext:
         shape is narrowed with ``filter_variable``; one of another dtype or
         rank is refused. So are replacements the graph's features refuse
         (``InconsistencyError``), cycles, and missing inputs: the graph is then
-        left exactly as it was, and the refusal is recorded with its reason.
+        left exactly as it was, and the refusal is recorded with its reason
+        (after ``refusal_prefix``; with ``once=True``, only the first time the
+        same rule is refused on the same node for the same reason).
         """
         if started is None and self.trace is not None:
             started = perf_counter()
@@ -172,63 +166,64 @@ class RewriteContext:
                     refusal = (
                         f"type mismatch: {new} of type {new.type} cannot replace {old} of type {old.type}"
                     )
-                    checked.append((old, new))
-                    continue
             checked.append((old, new))
-        name = rewriter.name
-        log = self._log
         if refusal is None:
-            if log is not None and log.events:
-                self._flush()
-            try:
-                self.fgraph.replace_all_validate(checked, reason=name)
-            except InconsistencyError as err:
-                refusal = f"failed validation: {err}"
-            except CycleError as err:
-                refusal = f"cycle: {err}"
-            except (TypeError, ValueError) as err:
-                refusal = f"{type(err).__name__}: {err}"
-        if log is None:
-            return refusal is None
-        events = log.take()
+            refusal = self._apply(rewriter, checked, node, reason, started)
         if refusal is None:
-            self._record(name, rewriter, checked, reason or rewriter.describe(), perf_counter() - started, True,
-                         node, events)
             return True
-        self._record(name, rewriter, checked, refusal, perf_counter() - started, False, node, [])
+        if self.trace is not None:
+            self.refuse(rewriter, refusal_prefix + refusal, node=node, replacements=checked, once=once,
+                        seconds=perf_counter() - started)
         return False
 
-    def record_direct(
+    def _apply(self, rewriter: Rewriter, pairs: list[tuple[Variable, Variable]], node: Apply | None,
+               reason: str | None, started: float | None) -> str | None:
+        """Make the replacements as one validated change; ``None`` if accepted, else why not."""
+        recording = self.trace is not None
+        if recording:
+            self._pending = (rewriter, node, reason or rewriter.describe(), started)
+            self._pending_recorded = False
+        try:
+            self.fgraph.replace_all_validate(pairs, reason=rewriter.name)
+        except InconsistencyError as err:
+            return f"failed validation: {err}"
+        except CycleError as err:
+            return f"cycle: {err}"
+        except (TypeError, ValueError) as err:  # MissingInputError is a ValueError
+            what = "missing input" if isinstance(err, MissingInputError) else type(err).__name__
+            return f"{what}: {err}"
+        finally:
+            if recording:
+                pending, self._pending = self._pending, None
+        if recording and not self._pending_recorded:  # nothing to change: a step all the same
+            self._record(rewriter, node, pairs, pending[2], pending[3], True, ())
+        return None
+
+    def refuse(
         self,
         rewriter: Rewriter,
         reason: str,
-        accepted: bool = True,
         node: Apply | None = None,
-        replacements: Iterable[tuple[Variable, Variable]] | None = None,
+        replacements: Iterable[tuple[Variable, Variable]] = (),
+        once: bool = False,
         seconds: float = 0.0,
     ) -> None:
-        """Record, as one step, what ``rewriter`` just did directly on the graph.
+        """Record a refused step of ``rewriter`` (nothing was changed) with its ``reason``.
 
-        For rewriters that call ``fgraph.replace_all_validate`` themselves
-        (fusion, inplace): call it right after each accepted or refused
-        replacement. An accepted step gets the changes logged since the last
-        step; a refused one (the graph was put back) gets none. The
-        replacements default to the ``(old, new)`` pairs of the logged changes.
+        With ``once=True`` a refusal of the same rule, node and reason is
+        recorded only the first time (a rule retried on each pass of a fixed
+        point is not reported again).
         """
-        log = self._log
-        if log is None:
+        if self.trace is None:
             return
-        events = log.take()
-        if not accepted:
-            events = []  # the refused change was put back
-        if replacements is None:
-            replacements = dict.fromkeys((e[3], e[4]) for e in events if e[0] == "change")
-        self._record(rewriter.name, rewriter, list(replacements), reason, seconds, accepted, node, events)
-
-    def discard_direct(self) -> None:
-        """Forget the changes logged since the last step (a direct change that was put back)."""
-        if self._log is not None:
-            self._log.take()
+        if once:
+            key = (rewriter.name, node, reason)
+            if key in self._refused_seen:
+                return
+            self._refused_seen.add(key)
+        step = RewriteStep(len(self.trace.steps) + 1, self.phase, rewriter.name, rewriter.location,
+                           list(replacements), reason, seconds, False, node, [])
+        self._append(step)
 
     def note(self, rewriter: Rewriter, message: str) -> None:
         """Write a note in the trace (for example: an equilibrium stopped at its bound)."""
@@ -236,33 +231,37 @@ class RewriteContext:
             self.trace.notes.append(TraceNote(len(self.trace.steps), self.phase, rewriter.name, message))
 
     # -- recording ------------------------------------------------------------------------------------
-    def _record(self, name, rewriter, pairs, reason, seconds, accepted, node, events) -> None:
-        trace = self.trace
-        step = RewriteStep(len(trace.steps) + 1, self.phase, name, rewriter.location, pairs, reason, seconds,
-                           accepted, node, events)
-        trace.steps.append(step)
-        features = self.fgraph._features
-        if features != self._features_seen:
-            self._features_seen = list(features)
-            self._listeners = [f.on_rewrite_step for f in features if hasattr(f, "on_rewrite_step")]
-        for listener in self._listeners:
-            listener(self.fgraph, step)
+    def _committed(self, change: GraphChange) -> None:
+        """A change of the graph committed: record it as one step."""
+        pending = self._pending
+        if pending is not None and not self._pending_recorded:
+            rewriter, node, reason, started = pending
+            self._pending_recorded = True
+            pairs = _pairs_of(change)
+            self._record(rewriter, node, pairs, reason, started, True, change.events)
+            return
+        rewriter = self._current or UNTRACKED
+        self._record(rewriter, None, _pairs_of(change),
+                     "changes made directly on the graph, not through RewriteContext.replace", None, True,
+                     change.events)
 
-    def _flush(self, rewriter: Rewriter | None = None) -> None:
-        """Record changes made directly on the graph (not through :meth:`replace`) as one step."""
-        log = self._log
-        if log is None or not log.events:
-            return
-        events = log.take()
-        if all(e[0] == "prune" for e in events):
-            return
-        if rewriter is None:
-            rewriter = self._current
-        if rewriter is None:
-            from symlab.rewriting.basic import UNTRACKED as rewriter
-        pairs = list(dict.fromkeys((e[3], e[4]) for e in events if e[0] == "change"))
-        reason = "changes made directly on the graph, not through RewriteContext.replace"
-        self._record(rewriter.name, rewriter, pairs, reason, 0.0, True, None, events)
+    def _record(self, rewriter: Rewriter, node: Apply | None, pairs: list[tuple[Variable, Variable]], reason: str,
+                started: float | None, accepted: bool, events: Any) -> None:
+        trace = self.trace
+        seconds = 0.0 if started is None else perf_counter() - started
+        step = RewriteStep(len(trace.steps) + 1, self.phase, rewriter.name, rewriter.location, pairs, reason,
+                           seconds, accepted, node, list(events))
+        trace._learn_keys(step.events)
+        self._append(step)
+
+    def _append(self, step: RewriteStep) -> None:
+        self.trace.steps.append(step)
+        self.fgraph.execute_callbacks("on_rewrite_step", step)
+
+
+def _pairs_of(change: GraphChange) -> list[tuple[Variable, Variable]]:
+    """The ``(old, new)`` variables of a change's input changes, each pair once, in order."""
+    return list(dict.fromkeys((e.old, e.new) for e in change.events if type(e) is InputChanged))
 
 
 def _as_pairs(rewriter: Rewriter, result: Any, node: Apply | None) -> list[tuple[Variable, Variable]]:

@@ -34,14 +34,14 @@ The fused node's outputs keep the exact types of the variables they replace.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from symlab.graph.basic import Apply, Constant, Variable
-from symlab.graph.features import ReplaceValidate
 from symlab.graph.fg import FunctionGraph
+from symlab.rewriting.basic import GraphRewriter
+from symlab.rewriting.context import RewriteContext
 from symlab.scalar.composite import Composite
 from symlab.scalar.type import get_scalar_type
 from symlab.tensor.elemwise import DimShuffle, Elemwise
@@ -50,21 +50,30 @@ from symlab.tensor.type import TensorType
 #: The name under which fusions are reported (and the rewrite is registered).
 RULE_NAME = "elemwise_fusion"
 
-TraceCallback = Callable[[str, list[Apply], Apply | None, bool, str], Any]
 
 
-def fuse_elemwise(fgraph: FunctionGraph, trace_callback: TraceCallback | None = None) -> int:
+class ElemwiseFusion(GraphRewriter):
+    """Fuse connected Elemwise nodes into one Elemwise over a Composite"""
+
+    name = RULE_NAME
+
+    def apply(self, fgraph: FunctionGraph, ctx: RewriteContext) -> bool:
+        return fuse_elemwise(fgraph, ctx, self) > 0
+
+
+def fuse_elemwise(fgraph: FunctionGraph, ctx: RewriteContext | None = None, rewriter: Any = None) -> int:
     """Fuse every region of two or more ``Elemwise`` nodes of ``fgraph``; return how many.
 
     Regions are grown from the last node backwards (reverse topological
-    order), so the result is deterministic. Each replacement goes through
-    ``fgraph.replace_all_validate`` (a :class:`ReplaceValidate` is attached
-    if the graph has none). ``trace_callback(rule_name, replaced_nodes,
-    new_node, accepted, reason)`` is called for each fusion tried, accepted
-    or refused (a refused one leaves the graph as it was).
+    order), so the result is deterministic. Each fusion is one replacement
+    through ``ctx.replace`` (validated, undone if refused); with a recording
+    ``ctx`` each attempt is a step of its trace, accepted or refused with
+    its reason (a refusal once per node and reason).
     """
-    if not hasattr(fgraph, "replace_all_validate"):
-        fgraph.attach_feature(ReplaceValidate())
+    if ctx is None:
+        with RewriteContext(fgraph) as own:
+            return fuse_elemwise(fgraph, own, rewriter)
+    rewriter = rewriter if rewriter is not None else _DEFAULT
     seeds = fgraph.toposort()
     finished: set[Apply] = set()  # nodes of fused regions, and the fused nodes
     positions: dict[Apply, int] | None = None
@@ -80,18 +89,13 @@ def fuse_elemwise(fgraph: FunctionGraph, trace_callback: TraceCallback | None = 
         nodes = sorted(region, key=positions.__getitem__)
         finished.update(nodes)
         old_outputs, new_node = _fused_node(fgraph, nodes)
-        try:
-            fgraph.replace_all_validate(list(zip(old_outputs, new_node.outputs)), reason=RULE_NAME)
-        except Exception as err:  # refused: the graph is as it was
-            if trace_callback is not None:
-                trace_callback(RULE_NAME, nodes, new_node, False, f"{type(err).__name__}: {err}")
-            continue
+        reason = f"fused {len(nodes)} Elemwise nodes into {new_node.op}"
+        if not ctx.replace(rewriter, list(zip(old_outputs, new_node.outputs)), node=nodes[-1], reason=reason,
+                           once=True):
+            continue  # refused: the graph is as it was
         finished.add(new_node)
         positions = None  # the graph changed
         count += 1
-        if trace_callback is not None:
-            reason = f"fused {len(nodes)} Elemwise nodes into {new_node.op}"
-            trace_callback(RULE_NAME, nodes, new_node, True, reason)
     return count
 
 
@@ -243,3 +247,6 @@ def _fused_node(fgraph: FunctionGraph, nodes: list[Apply]) -> tuple[list[Variabl
 
 
 __all__ = ["RULE_NAME", "fuse_elemwise"]
+
+
+_DEFAULT = ElemwiseFusion()

@@ -4,22 +4,24 @@
 and, for each, tries the inputs that could hold the result (same type as the
 output, not a constant, not a protected graph input, not already
 overwritten). Each try replaces the node by ``Elemwise(scalar_op, {0: i})``
-through ``fgraph.replace_all_validate``; the :class:`DestroyHandler` refuses
-it when the input's value is still needed (the graph is then put back) and
-the next input is tried. Every attempt is reported, with its reason, to
-``trace_callback(rule, node, new_node_or_None, accepted, reason)``.
-``DimShuffle`` views are renamed ``InplaceDimShuffle`` (a view either way).
+through ``ctx.replace`` (one validated change); the :class:`DestroyHandler`
+refuses it when the input's value is still needed (the graph is then put
+back) and the next input is tried. With a recording
+:class:`~symlab.rewriting.context.RewriteContext`, every attempt is a step
+of its trace, accepted or refused with its reason. ``DimShuffle`` views are
+renamed ``InplaceDimShuffle`` (a view either way).
 
 >>> import symlab.tensor as st
 >>> from symlab.graph.fg import FunctionGraph
+>>> from symlab.rewriting import RewriteContext, RewriteTrace
 >>> x = st.dvector("x")
 >>> fg = FunctionGraph([x], [st.exp(x) * 2.0 + 1.0])
->>> log = []
->>> changed = insert_inplace(fg, trace_callback=lambda *step: log.append(step))
+>>> with RewriteContext(fg, RewriteTrace(fg)) as ctx:
+...     changed = insert_inplace(fg, ctx)
 >>> [str(n.op) for n in fg.toposort()]
 ['Elemwise{exp,no_inplace}', 'InplaceDimShuffle{x}', 'Elemwise{mul,inplace}', 'InplaceDimShuffle{x}', 'Elemwise{add,inplace}']
->>> for rule, node, new_node, accepted, reason in log[:3]:
-...     print(rule, accepted, reason)
+>>> for step in ctx.trace.steps[:3]:
+...     print(step.rule, step.accepted, step.reason)
 inplace_elemwise False no input can hold the result: input 0 (x) is a protected graph input (not mutable)
 inplace_elemwise True overwrite input 0 (Elemwise{exp,no_inplace}.0)
 inplace_elemwise True overwrite input 0 (Elemwise{mul,inplace}.0)
@@ -27,26 +29,40 @@ inplace_elemwise True overwrite input 0 (Elemwise{mul,inplace}.0)
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from typing import Any
 
 from symlab.graph.basic import Apply, Constant
 from symlab.graph.destroyhandler import DestroyHandler
-from symlab.graph.features import ReplaceValidate
-from symlab.graph.fg import FunctionGraph, InconsistencyError
+from symlab.graph.fg import FunctionGraph
+from symlab.rewriting.basic import GraphRewriter
+from symlab.rewriting.context import RewriteContext
 from symlab.tensor.elemwise import DimShuffle, Elemwise
-
-#: ``trace_callback(rule_name, node, new_node_or_None, accepted, reason)``.
-TraceCallback = Callable[[str, Apply, "Apply | None", bool, str], None]
 
 RULE_ELEMWISE = "inplace_elemwise"
 RULE_DIMSHUFFLE = "inplace_dimshuffle"
 
 
+class InplaceElemwise(GraphRewriter):
+    """Let an Elemwise write its result into an input the destroy handler frees"""
+
+    name = RULE_ELEMWISE
+
+    def apply(self, fgraph: FunctionGraph, ctx: RewriteContext) -> bool:
+        return bool(insert_inplace_elemwise(fgraph, ctx, self))
+
+
+class InplaceDimShuffle(GraphRewriter):
+    """Mark DimShuffle views InplaceDimShuffle"""
+
+    name = RULE_DIMSHUFFLE
+
+    def apply(self, fgraph: FunctionGraph, ctx: RewriteContext) -> bool:
+        return bool(insert_inplace_dimshuffle(fgraph, ctx, self))
+
+
 def ensure_destroy_handler(fgraph: FunctionGraph) -> DestroyHandler:
-    """Attach ``ReplaceValidate`` and a ``DestroyHandler`` (all inputs protected) unless present."""
-    if not hasattr(fgraph, "replace_all_validate"):
-        fgraph.attach_feature(ReplaceValidate())
-    handler = getattr(fgraph, "destroy_handler", None)
+    """Attach a ``DestroyHandler`` (all inputs protected) unless the graph has one."""
+    handler = fgraph.destroy_handler
     if handler is None:
         handler = DestroyHandler()
         fgraph.attach_feature(handler)
@@ -82,9 +98,8 @@ def inplace_candidates(fgraph: FunctionGraph, node: Apply, output: int = 0) -> t
     return candidates, excluded
 
 
-def try_inplace_elemwise(
-    fgraph: FunctionGraph, node: Apply, trace_callback: TraceCallback | None = None
-) -> Apply | None:
+def try_inplace_elemwise(fgraph: FunctionGraph, node: Apply, ctx: RewriteContext | None = None,
+                         rewriter: Any = None) -> Apply | None:
     """Replace one ``Elemwise`` node by an inplace version if the destroy handler allows it.
 
     Each output not yet inplace gets the first input that can hold it.
@@ -93,6 +108,10 @@ def try_inplace_elemwise(
     """
     if not isinstance(node.op, Elemwise) or node not in fgraph:
         return None
+    if ctx is None:
+        with RewriteContext(fgraph) as own:
+            return try_inplace_elemwise(fgraph, node, own, rewriter)
+    rewriter = rewriter if rewriter is not None else _ELEMWISE
     current = node
     for o in range(len(node.outputs)):
         op = current.op
@@ -101,7 +120,7 @@ def try_inplace_elemwise(
         candidates, excluded = inplace_candidates(fgraph, current, o)
         if not candidates:
             what = "the result" if len(node.outputs) == 1 else f"output {o}"
-            _report(trace_callback, RULE_ELEMWISE, current, None, False, f"no input can hold {what}: " + "; ".join(excluded))
+            ctx.refuse(rewriter, f"no input can hold {what}: " + "; ".join(excluded), node=current, once=True)
             continue
         for i in candidates:
             pattern = {**dict(op.inplace_pattern), o: i}
@@ -110,35 +129,38 @@ def try_inplace_elemwise(
                 new_out.name = old_out.name
             new_node.tag.update(current.tag)
             pairs = [(old_out, new_out) for old_out, new_out in zip(current.outputs, new_node.outputs) if old_out in fgraph]
-            try:
-                fgraph.replace_all_validate(pairs, reason=RULE_ELEMWISE)
-            except InconsistencyError as err:
-                _report(trace_callback, RULE_ELEMWISE, current, new_node, False, f"input {i}: destroy handler: {err}")
-                continue
             where = "" if len(node.outputs) == 1 else f"output {o} "
-            _report(trace_callback, RULE_ELEMWISE, current, new_node, True, f"{where}overwrite input {i} ({current.inputs[i]})")
-            current = new_node
-            break
+            if ctx.replace(rewriter, pairs, node=current, reason=f"{where}overwrite input {i} ({current.inputs[i]})",
+                           once=True, refusal_prefix=f"input {i}: destroy handler: "):
+                current = new_node
+                break
     return None if current is node else current
 
 
 def insert_inplace_elemwise(
-    fgraph: FunctionGraph, trace_callback: TraceCallback | None = None
+    fgraph: FunctionGraph, ctx: RewriteContext | None = None, rewriter: Any = None
 ) -> list[tuple[Apply, Apply]]:
     """Make every ``Elemwise`` node inplace where allowed; return the ``(old_node, new_node)`` pairs."""
+    if ctx is None:
+        with RewriteContext(fgraph) as own:
+            return insert_inplace_elemwise(fgraph, own, rewriter)
     ensure_destroy_handler(fgraph)
     changed: list[tuple[Apply, Apply]] = []
     for node in fgraph.toposort():
-        new_node = try_inplace_elemwise(fgraph, node, trace_callback)
+        new_node = try_inplace_elemwise(fgraph, node, ctx, rewriter)
         if new_node is not None:
             changed.append((node, new_node))
     return changed
 
 
 def insert_inplace_dimshuffle(
-    fgraph: FunctionGraph, trace_callback: TraceCallback | None = None
+    fgraph: FunctionGraph, ctx: RewriteContext | None = None, rewriter: Any = None
 ) -> list[tuple[Apply, Apply]]:
     """Rename every ``DimShuffle`` view ``InplaceDimShuffle`` (same computation, same view)."""
+    if ctx is None:
+        with RewriteContext(fgraph) as own:
+            return insert_inplace_dimshuffle(fgraph, own, rewriter)
+    rewriter = rewriter if rewriter is not None else _DIMSHUFFLE
     ensure_destroy_handler(fgraph)
     changed: list[tuple[Apply, Apply]] = []
     for node in fgraph.toposort():
@@ -147,32 +169,28 @@ def insert_inplace_dimshuffle(
             continue
         new_node = Apply(DimShuffle(op.input_ndim, op.new_order, inplace=True), list(node.inputs), [node.outputs[0].type()])
         new_node.outputs[0].name = node.outputs[0].name
-        try:
-            fgraph.replace_all_validate([(node.outputs[0], new_node.outputs[0])], reason=RULE_DIMSHUFFLE)
-        except InconsistencyError as err:  # pragma: no cover - a rename keeps the same views
-            _report(trace_callback, RULE_DIMSHUFFLE, node, new_node, False, f"destroy handler: {err}")
-            continue
-        _report(trace_callback, RULE_DIMSHUFFLE, node, new_node, True, "a DimShuffle is always a view")
-        changed.append((node, new_node))
+        if ctx.replace(rewriter, [(node.outputs[0], new_node.outputs[0])], node=node,
+                       reason="a DimShuffle is always a view", once=True, refusal_prefix="destroy handler: "):
+            changed.append((node, new_node))
     return changed
 
 
 def insert_inplace(
-    fgraph: FunctionGraph, trace_callback: TraceCallback | None = None, dimshuffle: bool = True
+    fgraph: FunctionGraph, ctx: RewriteContext | None = None, dimshuffle: bool = True
 ) -> list[tuple[Apply, Apply]]:
     """Run the inplace rewrites (``Elemwise``, then ``DimShuffle`` naming); return ``(old, new)`` node pairs.
 
-    Attaches ``ReplaceValidate`` and a ``DestroyHandler`` (protecting every
-    input) if the graph has none.
+    Attaches a ``DestroyHandler`` (protecting every input) if the graph has
+    none. With a recording ``ctx``, every attempt is a step of its trace.
     """
-    changed = insert_inplace_elemwise(fgraph, trace_callback)
+    if ctx is None:
+        with RewriteContext(fgraph) as own:
+            return insert_inplace(fgraph, own, dimshuffle)
+    changed = insert_inplace_elemwise(fgraph, ctx)
     if dimshuffle:
-        changed += insert_inplace_dimshuffle(fgraph, trace_callback)
+        changed += insert_inplace_dimshuffle(fgraph, ctx)
     return changed
 
 
-def _report(
-    callback: TraceCallback | None, rule: str, node: Apply, new_node: Apply | None, accepted: bool, reason: str
-) -> None:
-    if callback is not None:
-        callback(rule, node, new_node, accepted, reason)
+_ELEMWISE = InplaceElemwise()
+_DIMSHUFFLE = InplaceDimShuffle()

@@ -67,7 +67,7 @@ class MergeOptimizer(GraphRewriter):
         changed = False
         kept: dict[Any, Any] = {}
         for node in fgraph.toposort():
-            if node.fgraph is not fgraph or node.op.destroy_map:
+            if node not in fgraph or node.op.destroy_map:
                 continue
             key = (node.op, tuple(map(id, node.inputs)))
             try:
@@ -76,7 +76,7 @@ class MergeOptimizer(GraphRewriter):
                 continue
             if first is node:
                 continue
-            if first.fgraph is not fgraph:
+            if first not in fgraph:
                 kept[key] = node
                 continue
             pairs = list(zip(node.outputs, first.outputs))

@@ -1,10 +1,12 @@
 """The record of a rewrite: one :class:`RewriteStep` per rule application, and replay.
 
 Every time a rule returns a replacement, the engine writes one step, accepted
-or refused (with the reason), into a :class:`RewriteTrace`. The trace keeps a
-copy of the graph as it was before the first step and, in each step, the edge
-changes it made, so :meth:`RewriteTrace.graph_at` can rebuild the graph as it
-stood after any step by replaying them on a fresh copy:
+or refused (with the reason), into a :class:`RewriteTrace`. The trace keeps
+the edges of the graph as it was before the first step and, in each step, the
+graph's own events (:mod:`symlab.graph.changes`), so :meth:`RewriteTrace.graph_at`
+can rebuild the graph as it stood after any step, and a
+:class:`~symlab.rewriting.cursor.TraceCursor` can walk the steps forward and
+backward, each move costing what that step changed:
 
 >>> import symlab.tensor as T
 >>> from symlab.rewriting import rewrite_graph
@@ -23,6 +25,25 @@ constant_folding 2 0 ...
 Steps are numbered from 1: ``graph_at(0)`` is the starting graph,
 ``graph_at(k)`` the graph after step ``k``, ``graph_at(len(trace))`` the
 final graph. A refused step leaves the graph as the step before it.
+
+Every node and variable the trace ever saw has a *key*, stable across all
+its steps: the key the rewritten graph gave it (``fgraph.key``), ``a<n>``
+for a node and ``v<n>`` for a variable. "The same node" means the same
+object of the rewritten graph: a node no step touched keeps its key at every
+step; a rule that rebuilds a node, even with the same op and inputs, makes a
+new node with a new key (the old one is removed), and so does an inplace
+step (a new node with an inplace op). A node whose input a step changed is
+still the same node, with the same key.
+
+>>> cursor = trace.cursor()
+>>> mul = [n for n in cursor.fgraph.toposort() if str(n.op) == "Elemwise{mul,no_inplace}"][0]
+>>> key = cursor.key(mul)
+>>> cursor.forward(); cursor.forward()
+>>> cursor.position, cursor.key(cursor.object(key)) == key, trace.key(trace.fgraph.outputs[0].owner) == key
+(2, True, True)
+
+Reading a trace (replaying, stepping, drawing) never changes the rewritten
+graph or any object of it: the replays are made of copies.
 """
 
 from __future__ import annotations
@@ -31,7 +52,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from symlab.graph.basic import Apply, Constant, Variable
+from symlab.graph.basic import Apply, Variable
+from symlab.graph.changes import GraphEvent, NodeImported, VariableImported, net_nodes
 from symlab.graph.display import Displayable
 from symlab.graph.fg import FunctionGraph
 
@@ -70,41 +92,24 @@ class RewriteStep:
     accepted: bool
     #: The node the rule was applied to (``None`` for whole-graph rewriters).
     node: Apply | None = None
-    #: What the step did to the graph, in order: ``("import", node, inputs)``,
-    #: ``("change", node, i, old, new)`` and ``("prune", node)`` (what replay redoes).
-    events: list[tuple[Any, ...]] = field(default_factory=list, repr=False)
+    #: What the step did to the graph, in order: the graph's typed events (:mod:`symlab.graph.changes`),
+    #: empty for a refused step.
+    events: list[GraphEvent] = field(default_factory=list, repr=False)
 
     @property
     def removed(self) -> list[Apply]:
         """The nodes this step took out of the graph."""
-        return _net_nodes(self.events)[0]
+        return net_nodes(self.events)[0]
 
     @property
     def created(self) -> list[Apply]:
         """The nodes this step put into the graph."""
-        return _net_nodes(self.events)[1]
+        return net_nodes(self.events)[1]
 
     def __str__(self) -> str:
         status = "accepted" if self.accepted else "REFUSED"
         pairs = ", ".join(f"{old} -> {new}" for old, new in self.replacements)
         return f"step {self.index} [{self.phase}] {self.rule} {status}: {pairs} ({self.reason})"
-
-
-def _net_nodes(events: list[tuple[Any, ...]]) -> tuple[list[Apply], list[Apply]]:
-    """(removed, created): where each node imported or pruned by ``events`` ended up."""
-    state: dict[Apply, bool] = {}  # node -> in the graph after the events
-    was_in: dict[Apply, bool] = {}  # node -> in the graph before them
-    for event in events:
-        kind = event[0]
-        if kind == "change":
-            continue
-        node = event[1]
-        inside = kind == "import"
-        was_in.setdefault(node, not inside)
-        state[node] = inside
-    removed = [n for n, inside in state.items() if was_in[n] and not inside]
-    created = [n for n, inside in state.items() if not was_in[n] and inside]
-    return removed, created
 
 
 class TraceNote(NamedTuple):
@@ -161,10 +166,11 @@ class RewriteTrace(Displayable):
     """The steps of a rewrite and the graph they started from.
 
     ``trace.steps`` (also ``iter(trace)``, ``len(trace)``), ``trace.step(k)``,
-    ``trace.graph_at(k)``, ``trace.diff(k)``, ``trace.summary()``,
-    ``trace.notes`` (things rewriters reported, like stopping at a bound),
-    ``trace.start`` (a copy of the starting graph) and ``trace.fgraph`` (the
-    graph that was rewritten).
+    ``trace.graph_at(k)``, ``trace.cursor()``, ``trace.diff(k)``,
+    ``trace.key(obj)``, ``trace.summary()``, ``trace.notes`` (things
+    rewriters reported, like stopping at a bound), ``trace.start`` (a copy
+    of the starting graph) and ``trace.fgraph`` (the graph that was
+    rewritten).
     """
 
     def __init__(self, fgraph: FunctionGraph) -> None:
@@ -174,7 +180,10 @@ class RewriteTrace(Displayable):
         self._start_inputs = list(fgraph.inputs)
         self._start_outputs = list(fgraph.outputs)
         self._start_nodes = {node: tuple(node.inputs) for node in fgraph._nodes}
+        #: The key serial of every object the trace saw (the rewritten graph's own: ``fgraph.key``).
+        self._serials: dict[Any, int] = {**fgraph._nodes, **fgraph._variables}
         self._start: FunctionGraph | None = None
+        self._reader: Any = None  # the cursor behind graph_at
         self.steps: list[RewriteStep] = []
         self.notes: list[TraceNote] = []
         #: Time spent in attempts that returned no replacement, per rule.
@@ -188,7 +197,7 @@ class RewriteTrace(Displayable):
         return self._start
 
     def _build_start(self) -> tuple[FunctionGraph, dict[Any, Any]]:
-        """A fresh copy of the starting graph and the map from the live graph's objects to it."""
+        """A fresh copy of the starting graph and the map from the rewritten graph's objects to it."""
         memo: dict[Any, Any] = {"output": "output"}
         for inp in self._start_inputs:
             memo[inp] = inp.clone()
@@ -212,6 +221,37 @@ class RewriteTrace(Displayable):
         fg = FunctionGraph([memo[i] for i in self._start_inputs], outputs, clone=False)
         return fg, memo
 
+    # -- keys --------------------------------------------------------------------------------
+    def key(self, obj: Apply | Variable) -> str:
+        """The key of a node or variable of the rewritten graph, stable across every step of the trace."""
+        serial = self._serials.get(obj)
+        if serial is None:
+            raise KeyError(f"RewriteTrace.key: the trace never saw {obj} ({type(obj).__name__})")
+        return f"{'a' if isinstance(obj, Apply) else 'v'}{serial}"
+
+    def by_key(self, key: str) -> Apply | Variable:
+        """The object of the rewritten graph (it may have left the graph since) whose key is ``key``."""
+        index = getattr(self, "_by_key", None)
+        if index is None or len(index) != len(self._serials):
+            index = {f"{'a' if isinstance(o, Apply) else 'v'}{s}": o for o, s in self._serials.items()}
+            self._by_key = index
+        try:
+            return index[key]
+        except KeyError:
+            raise KeyError(f"RewriteTrace.by_key: no object of this trace has the key {key!r}") from None
+
+    def _learn_keys(self, events: list[GraphEvent]) -> None:
+        """Remember the keys the rewritten graph gave the objects a step brought in."""
+        serials = self._serials
+        for event in events:
+            kind = type(event)
+            if kind is NodeImported:
+                serial = serials[event.node] = event.serial
+                for j, out in enumerate(event.node.outputs):
+                    serials[out] = serial + 1 + j
+            elif kind is VariableImported:
+                serials[event.variable] = event.serial
+
     # -- sequence ------------------------------------------------------------------------
     def __len__(self) -> int:
         return len(self.steps)
@@ -234,22 +274,34 @@ class RewriteTrace(Displayable):
         return [s for s in self.steps if not s.accepted]
 
     # -- replay ----------------------------------------------------------------------------
-    def replay(self, k: int) -> tuple[FunctionGraph, dict[Any, Any]]:
-        """The graph after step ``k`` and the map from the live graph's objects to its own.
+    def cursor(self, position: int = 0) -> Any:
+        """A :class:`~symlab.rewriting.cursor.TraceCursor` at step ``position``: a replay you step through."""
+        from symlab.rewriting.cursor import TraceCursor
 
-        Built from a fresh copy of the starting graph by redoing the edge
-        changes of the accepted steps ``1..k``.
+        return TraceCursor(self, position)
+
+    def replay(self, k: int) -> tuple[FunctionGraph, dict[Any, Any]]:
+        """A new copy of the graph after step ``k`` and the map from the rewritten graph's objects to it.
+
+        The map covers the objects of that graph (nodes, variables, and
+        ``"output"``). The copy is the caller's to change.
         """
         if not 0 <= k <= len(self.steps):
             raise IndexError(f"graph_at({k}): the trace has steps 1..{len(self.steps)} (0 is the start)")
-        fg, memo = self._build_start()
-        for step in self.steps[:k]:
-            if step.accepted:
-                _replay_events(fg, step, memo)
+        reader = self._reader
+        if reader is None or k < abs(reader.position - k):  # nearer the start than the reader: start afresh
+            reader = self._reader = self.cursor(0)
+        reader.seek(k)
+        fg, equiv = reader.fgraph.clone_get_equiv(check_integrity=False)
+        memo: dict[Any, Any] = {"output": "output"}
+        for live, mine in reader._copy.items():
+            new = equiv.get(mine)
+            if new is not None:
+                memo[live] = new
         return fg, memo
 
     def graph_at(self, k: int) -> FunctionGraph:
-        """The graph as it stood after step ``k`` (``0``: before the first step)."""
+        """A new copy of the graph as it stood after step ``k`` (``0``: before the first step)."""
         return self.replay(k)[0]
 
     def diff(self, k: int) -> StepDiff:
@@ -304,34 +356,3 @@ def _snapshot_order(snapshot: dict[Apply, tuple[Variable, ...]]) -> list[Apply]:
                 if owner is not None and owner in snapshot and owner not in done:
                     stack.append((owner, False))
     return order
-
-
-def _replay_events(fg: FunctionGraph, step: RewriteStep, memo: dict[Any, Any]) -> None:
-    def resolve(var: Variable) -> Variable:
-        got = memo.get(var)
-        if got is not None:
-            return got
-        if isinstance(var, Constant):
-            return var  # constants are immutable and may be shared between graphs
-        raise ReplayError(f"step {step.index} ({step.rule}) uses {var}, which the trace never saw created")
-
-    for event in step.events:
-        kind = event[0]
-        if kind == "prune":
-            continue  # replaying the changes prunes the same nodes
-        if kind == "import":
-            _, node, inputs = event
-            if node in memo:
-                continue
-            new_node = Apply(node.op, [resolve(v) for v in inputs], [o.clone() for o in node.outputs])
-            new_node.tag.update(node.tag)
-            memo[node] = new_node
-            for old_out, new_out in zip(node.outputs, new_node.outputs):
-                memo[old_out] = new_out
-        else:
-            _, node, i, old, new = event
-            target = memo.get(node)
-            if target is None:
-                raise ReplayError(f"step {step.index} ({step.rule}) changes {node}, unknown to the trace")
-            # The change was checked (types, cycles) when it was made on the live graph.
-            fg._change_input(target, i, resolve(old), resolve(new), step.rule)
