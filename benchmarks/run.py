@@ -523,6 +523,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--systems", default=",".join(SYSTEMS), help="symlab,symlab-background,pytensor (PyTensor only if importable)"
     )
     parser.add_argument("--no-pytensor", action="store_true", help="symlab and NumPy only")
+    parser.add_argument("--no-views", action="store_true", help="skip the views' benchmarks (bench_views.py)")
     parser.add_argument("--skip-pytensor-chain", action="store_true", help="no PyTensor on the chains (e)")
     parser.add_argument(
         "--pytensor-max-chain", type=int, help="longest chain (e) PyTensor compiles (default 10000; quick 2000)"
@@ -581,6 +582,12 @@ def main(argv: list[str] | None = None) -> int:
         f"{meta['seconds']:.0f} s"
     )
     print(header + "\n\n" + report(summary, target_rows, background_rows))
+    view_rows: list[dict[str, Any]] = []
+    if not args.no_views:
+        import bench_views
+
+        view_rows = bench_views.measure(args.quick)
+        print("\n" + bench_views.report(view_rows))
     args.results_dir.mkdir(parents=True, exist_ok=True)
     path = output_path(args.results_dir, meta)
     meta["args"]["results_dir"] = str(args.results_dir)
@@ -589,6 +596,7 @@ def main(argv: list[str] | None = None) -> int:
         "summary": summary,
         "targets": target_rows,
         "background_targets": background_rows,
+        "views": view_rows,
         "issue_pytensor": ISSUE_PYTENSOR,
         "raw": raw,
     }

@@ -435,9 +435,7 @@ class FunctionGraph(Displayable):
 
     def replace_all(self, pairs: Iterable[tuple[Variable, Variable]], reason: str | None = None) -> None:
         """:meth:`replace` each ``(var, new_var)`` pair in order, as one change (all or nothing)."""
-        with self.change(reason):
-            for var, new_var in pairs:
-                self.replace(var, new_var, reason=reason)
+        self._replace_all(pairs, reason, False)
 
     def replace_validate(self, var: Variable, new_var: Variable, reason: str | None = None) -> None:
         """:meth:`replace`, then :meth:`validate`; if either raises, the graph is left as it was."""
@@ -445,10 +443,20 @@ class FunctionGraph(Displayable):
 
     def replace_all_validate(self, pairs: Iterable[tuple[Variable, Variable]], reason: str | None = None) -> None:
         """Replace each pair, then validate, as one change; if anything raises, nothing is changed."""
-        with self.change(reason):
+        self._replace_all(pairs, reason, True)
+
+    def _replace_all(self, pairs: Iterable[tuple[Variable, Variable]], reason: str | None, validate: bool) -> None:
+        mark = self._begin()  # (rewrites call this thousands of times: no generator-based context manager)
+        try:
             for var, new_var in pairs:
                 self.replace(var, new_var, reason=reason)
-            self.validate()
+            if validate:
+                for callback in self._callbacks_for("validate"):
+                    callback(self)
+        except BaseException:
+            self._rollback(mark)
+            raise
+        self._end(mark, reason)
 
     def validate(self) -> None:
         """Ask every feature's ``validate(fgraph)``; ``InconsistencyError`` if one refuses the graph."""
