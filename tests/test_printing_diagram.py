@@ -21,8 +21,9 @@ GRAPHVIZ_PURE = render._python_bin_dir() / "graphviz-pure"
 HAS_DOT = shutil.which("dot") is not None
 HAS_PURE = GRAPHVIZ_PURE.is_file()
 
-NODE_RE = re.compile(r"^\s*(n\d+) \[(.*)\]$")
-EDGE_RE = re.compile(r"^\s*(n\d+) -> (n\d+)(?: \[(.*)\])?$")
+KEY = r"(?:a|v|op|type|g|out)\d+"  # the model's keys: DOT node names
+NODE_RE = re.compile(rf"^\s*({KEY}) \[(.*)\]$")
+EDGE_RE = re.compile(rf"^\s*({KEY}) -> ({KEY})(?: \[(.*)\])?$")
 ATTR_RE = re.compile(r'(\w+)=("(?:[^"\\]|\\.)*"|[^\s\]]+)')
 
 
@@ -56,10 +57,11 @@ def parse_svg(svg):
     for g in root.iter(f"{SVG_NS}g"):
         title = g.find(f"{SVG_NS}title")
         texts = [t.text for t in g.iter(f"{SVG_NS}text")]
-        if g.get("class") == "node":
+        classes = (g.get("class") or "").split()
+        if classes[:1] == ["node"]:
             shapes = [e for e in g.iter() if e.tag in (f"{SVG_NS}polygon", f"{SVG_NS}ellipse", f"{SVG_NS}path")]
             nodes[title.text] = (texts, {s.get("fill") for s in shapes}, {s.get("stroke") for s in shapes})
-        elif g.get("class") == "edge":
+        elif classes[:1] == ["edge"]:
             edges.append((title.text, texts))
     return nodes, edges
 
@@ -180,13 +182,19 @@ def test_other_objects():
     nodes, _ = parse_dot(diagram([z, x * 2], style="compact").source)
     assert sum(1 for a in nodes.values() if a["fillcolor"] == dmod.COMPACT_COLORS["output"]) == 2
 
+    import symlab
+
+    f = symlab.function([x, y], z, mode="NUMPY")
+    assert diagram(f, style="compact").source == diagram(f.maker.fgraph, style="compact").source
+
     class Maker:
         fgraph = fg
 
-    class Function:  # a compiled function, duck-typed
+    class Function:  # duck typing is not enough: a compiled Function is a symlab.compile.function.Function
         maker = Maker()
 
-    assert diagram(Function(), style="compact").source == diagram(fg, style="compact").source
+    with pytest.raises(TypeError, match="diagram expects .*; received Function"):
+        diagram(Function())
     with pytest.raises(ValueError, match="style"):
         diagram(z, style="fancy")
     with pytest.raises(TypeError, match="diagram expects"):
@@ -223,7 +231,7 @@ def test_hostile_names_in_dot():
     for style in ("structure", "compact"):
         source = diagram(out, style=style).source
         nodes, _ = parse_dot(source)
-        assert all(re.fullmatch(r"n\d+", nid) for nid in nodes)
+        assert all(re.fullmatch(KEY, nid) for nid in nodes)
         labels = {a["label"] for a in nodes.values()}
         for name in HOSTILE:
             # backslashes doubled (no \n, \l escapes), & as &amp; (dot decodes entities)
@@ -255,8 +263,8 @@ def test_node_ids_never_come_from_names():
     v = st.dscalar("n5")
     w = st.dscalar("x -> y")
     nodes, edges = parse_dot(diagram(v + w).source)
-    assert sorted(nodes) == sorted(f"n{k}" for k in range(len(nodes)))
-    assert by_label(nodes)["n5"] != "n5" and "x -> y" in by_label(nodes)
+    assert sorted(nodes) == ["a2", "op0", "type0", "v0", "v1", "v3"]
+    assert by_label(nodes)["n5"] == "v0" and by_label(nodes)["x -> y"] == "v1"
     assert all(a in nodes and b in nodes for a, b, _ in edges)
 
 

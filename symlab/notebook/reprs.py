@@ -1,16 +1,18 @@
 """What a notebook shows for a graph object: ``text/plain``, the diagram as SVG, and its DOT source.
 
 Variable, Apply, Op, Type, FunctionGraph, RewriteTrace and compiled
-Functions define ``_repr_mimebundle_`` as a call to :func:`mimebundle`. The
-bundle holds:
+Functions define ``_repr_mimebundle_`` as a call to :func:`mimebundle`;
+what an object is, and so what it shows, is decided by
+:func:`symlab.printing.subject.subject_of`. The bundle holds:
 
 ``text/plain``
     the object's terminal form: ``str`` of a Variable, Apply or Op, ``repr``
     of a Type, the debugprint of a FunctionGraph or Function, the steps of a
     RewriteTrace (long texts are cut at :data:`TEXT_MAX_LINES` lines);
 ``text/vnd.graphviz``
-    the DOT source of the diagram (stable: node ids are generated, no
-    addresses), folded to at most :data:`DIAGRAM_MAX_NODES` nodes;
+    the DOT source of the diagram (:func:`diagram_source`: its node names
+    are the stable keys of :mod:`symlab.printing.model`, never addresses),
+    folded to at most :data:`DIAGRAM_MAX_NODES` nodes;
 ``image/svg+xml``
     that diagram rendered, when ``dot`` or ``graphviz-pure`` is installed.
 
@@ -34,6 +36,8 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from symlab.printing.subject import Subject, subject_of
+
 #: The folding budget of the diagrams in displays.
 DIAGRAM_MAX_NODES = 60
 #: Graphs of Variables/Apply nodes with at most this many Apply nodes display in the structure style.
@@ -46,24 +50,12 @@ SHOW_DIAGRAMS = True
 PLAIN, DOT, SVG = "text/plain", "text/vnd.graphviz", "image/svg+xml"
 
 
-def _kind(obj: Any) -> str:
-    from symlab.graph.basic import Apply, Variable
-    from symlab.graph.op import Op
-    from symlab.graph.type import Type
-
-    if isinstance(obj, Variable | Apply):
-        return "node"
-    if isinstance(obj, Op):
-        return "op"
-    if isinstance(obj, Type):
-        return "type"
-    if hasattr(obj, "graph_at") and hasattr(obj, "steps"):
-        return "trace"
-    if getattr(getattr(obj, "maker", None), "fgraph", None) is not None:
-        return "function"
-    if hasattr(obj, "outputs") and hasattr(obj, "inputs"):
-        return "fgraph"
-    return "other"
+def _subject(obj: Any) -> Subject | None:
+    """What ``obj`` is (:func:`~symlab.printing.subject.subject_of`), or ``None`` for anything else."""
+    try:
+        return subject_of(obj)
+    except TypeError:
+        return None
 
 
 def _cut(text: str) -> str:
@@ -74,23 +66,17 @@ def _cut(text: str) -> str:
     return "\n".join(lines[:TEXT_MAX_LINES] + [f"... ({more} more lines: use symlab.dprint to see them all)"])
 
 
-def _debugprint_text(obj: Any) -> str:
-    from symlab.printing.debugprint import debugprint
-
-    try:
-        return debugprint(obj, file="str")
-    except TypeError:
-        fgraph = getattr(getattr(obj, "maker", None), "fgraph", None)
-        if fgraph is None:
-            raise
-        return debugprint(list(fgraph.outputs), file="str")
-
-
 def plain_text(obj: Any) -> str:
     """The ``text/plain`` of ``obj`` (what the terminal shows)."""
-    kind = _kind(obj)
+    return _plain(obj, _subject(obj))
+
+
+def _plain(obj: Any, subject: Subject | None) -> str:
+    kind = subject.kind if subject is not None else None
     if kind in ("fgraph", "function"):
-        return _cut(_debugprint_text(obj))
+        from symlab.printing.debugprint import debugprint
+
+        return _cut(debugprint(obj, file="str"))
     if kind == "type":
         return repr(obj)
     return _cut(str(obj))
@@ -98,12 +84,16 @@ def plain_text(obj: Any) -> str:
 
 def diagram_style(obj: Any) -> str:
     """``structure`` for small graphs of Variables and Apply nodes, ``compact`` otherwise."""
-    if _kind(obj) != "node":
-        return "compact" if _kind(obj) in ("fgraph", "function", "trace") else "structure"
-    from symlab.graph.basic import Apply
+    return _style(_subject(obj))
 
+
+def _style(subject: Subject | None) -> str:
+    if subject is None or not subject.is_graph:
+        return "structure"
+    if subject.fgraph is not None:
+        return "compact"
     seen: set[int] = set()
-    stack = list(obj.outputs) if isinstance(obj, Apply) else [obj]
+    stack = list(subject.outputs)
     while stack:
         var = stack.pop()
         node = var.owner
@@ -134,19 +124,21 @@ def mimebundle(obj: Any, include: Any = None, exclude: Any = None) -> dict[str, 
     def wanted(mime: str) -> bool:
         return (include is None or mime in include) and (exclude is None or mime not in exclude)
 
+    try:
+        subject = _subject(obj)
+    except Exception:  # a display must not fail
+        subject = None
     bundle: dict[str, str] = {}
     if wanted(PLAIN):
         try:
-            bundle[PLAIN] = plain_text(obj)
+            bundle[PLAIN] = _plain(obj, subject)
         except Exception as err:  # a display must not fail
             bundle[PLAIN] = f"<{type(obj).__name__} object (its text failed: {type(err).__name__}: {err})>"
-    draw = SHOW_DIAGRAMS and (wanted(DOT) or wanted(SVG)) and _kind(obj) != "other"
+    draw = SHOW_DIAGRAMS and (wanted(DOT) or wanted(SVG)) and subject is not None
     if not draw or (include is None and _in_terminal()):
         return bundle
     try:
-        from symlab.printing.diagram import diagram
-
-        source = diagram(obj, style=diagram_style(obj), max_nodes=DIAGRAM_MAX_NODES).source
+        source = diagram_source(subject)
     except Exception:  # no graphviz package, or an object it cannot draw: text only
         return bundle
     if wanted(DOT):
@@ -159,6 +151,20 @@ def mimebundle(obj: Any, include: Any = None, exclude: Any = None) -> dict[str, 
         except Exception:  # no renderer: the text is the display
             pass
     return bundle
+
+
+def diagram_source(obj: Any) -> str:
+    """The DOT source of the diagram a display shows for ``obj`` (a :class:`Subject` too).
+
+    The diagram is the :class:`~symlab.printing.model.GraphModel` of ``obj``
+    in the style :func:`diagram_style` picks, folded to :data:`DIAGRAM_MAX_NODES`.
+    """
+    from symlab.printing.diagram import to_dot
+    from symlab.printing.model import build_model
+
+    subject = obj if isinstance(obj, Subject) else subject_of(obj, "diagram_source")
+    model = build_model(subject, style=_style(subject), max_nodes=DIAGRAM_MAX_NODES, caller="diagram_source")
+    return to_dot(model).source
 
 
 def pretty(obj: Any, printer: Any, cycle: bool) -> None:

@@ -13,13 +13,20 @@ Elemwise{mul,no_inplace} [id A] ''
  |DimShuffle{x,x} [id C] ''
    |TensorConstant{2} [id D]
 
+Pictures go through one model: :func:`subject_of` says what an object is,
+:func:`build_model` what its picture draws under stable keys (a
+:class:`GraphModel`), and :func:`diagram` / :func:`to_dot` write it as DOT.
+
 This package must stay cheap to import: it does not import graphviz.
 """
 
 from symlab.printing.debugprint import char_from_number, debugprint
 from symlab.printing.pprint import pprint
-from symlab.printing.diagram import diagram
+from symlab.printing.subject import Subject, subject_of
+from symlab.printing.model import DrawEdge, DrawNode, GraphModel, build_model
+from symlab.printing.diagram import diagram, to_dot
 from symlab.printing.pydotprint import pydotprint
 
 __all__ = ["char_from_number", "debugprint"]
-__all__ += ["diagram", "pprint", "pydotprint"]
+__all__ += ["diagram", "pprint", "pydotprint", "to_dot"]
+__all__ += ["DrawEdge", "DrawNode", "GraphModel", "Subject", "build_model", "subject_of"]

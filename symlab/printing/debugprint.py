@@ -34,6 +34,7 @@ from io import StringIO
 from typing import IO, Any
 
 from symlab.graph.basic import Apply, Variable
+from symlab.printing.subject import GRAPH_KINDS, subject_of
 
 _IDS = ("CHAR", "id", "int", "")
 
@@ -58,32 +59,6 @@ def char_from_number(number: int) -> str:
     return "".join(reversed(digits))
 
 
-def _variables_of(obj: Any) -> list[Variable]:
-    """The variables to print for ``obj`` (a Variable, an Apply, or a list of them)."""
-    if isinstance(obj, Variable):
-        return [obj]
-    if isinstance(obj, Apply):
-        return list(obj.outputs)
-    if isinstance(obj, list | tuple):
-        out: list[Variable] = []
-        for item in obj:
-            if isinstance(item, Variable):
-                out.append(item)
-            elif isinstance(item, Apply):
-                out.extend(item.outputs)
-            else:
-                raise TypeError(
-                    f"debugprint: list elements must be Variables or Apply nodes, received {type(item).__name__}"
-                )
-        return out
-    outputs = getattr(obj, "outputs", None)  # a FunctionGraph-like object
-    if isinstance(outputs, list | tuple) and all(isinstance(o, Variable) for o in outputs):
-        return list(outputs)
-    raise TypeError(
-        f"debugprint expects a Variable, an Apply node or a list of them, received {type(obj).__name__}"
-    )
-
-
 def debugprint(
     obj: Any,
     file: IO[str] | str | None = None,
@@ -103,7 +78,8 @@ def debugprint(
         a Variable, an Apply node (its outputs are printed) or a list of them;
         a FunctionGraph (its outputs); a compiled function (the outputs of
         its optimized graph ``f.maker.fgraph``, each node followed by its
-        position in the execution order, as in seed 000).
+        position in the execution order, as in seed 000); a RewriteTrace
+        (its final graph) or a TraceCursor (the graph at its step).
     file
         ``None``: print to ``sys.stdout`` and return None (PyTensor returns the
         stream, which a notebook would display after the graph); ``"str"``: return the
@@ -139,12 +115,11 @@ def debugprint(
         raise ValueError(f"debugprint: ids must be one of {_IDS}, received {ids!r}")
     if not isinstance(depth, int) or isinstance(depth, bool):
         raise TypeError(f"debugprint: depth must be an int, received {type(depth).__name__}")
+    subject = subject_of(obj, "debugprint", GRAPH_KINDS)
     topo: dict[Apply, int] = {}  # a compiled function's nodes print their position in its execution order
-    maker_fgraph = getattr(getattr(obj, "maker", None), "fgraph", None)
-    if maker_fgraph is not None:
-        topo = {node: k for k, node in enumerate(maker_fgraph.toposort())}
-        obj = maker_fgraph
-    variables = _variables_of(obj)
+    if subject.kind == "function":
+        topo = {node: k for k, node in enumerate(subject.fgraph.toposort())}
+    variables = list(subject.outputs)
 
     if file == "str":
         out: IO[str] = StringIO()

@@ -1,0 +1,412 @@
+"""What a picture of a graph draws: nodes and edges under stable keys, before any DOT is written.
+
+:func:`build_model` turns any displayable object (see
+:func:`~symlab.printing.subject.subject_of`) into a :class:`GraphModel`:
+ordered :class:`DrawNode` objects keyed by strings, :class:`DrawEdge`
+objects between those keys, and how many nodes folding hid. Pictures
+(:func:`symlab.printing.diagram.to_dot`) and widgets read the same model,
+and ask it which object a key draws (:meth:`GraphModel.obj`) or under which
+key an object is drawn (:meth:`GraphModel.key_of`).
+
+Keys are stable. A FunctionGraph's objects are drawn under their keys
+``fgraph.key(obj)`` (``a<n>`` for an Apply node, ``v<n>`` for a variable),
+given when they enter the graph and kept while they stay, so a node keeps
+its key when others are replaced around it:
+
+>>> import symlab.tensor as st
+>>> from symlab.graph.fg import FunctionGraph
+>>> x, y = st.dmatrix("x"), st.dmatrix("y")
+>>> fg = FunctionGraph([x, y], [(x + y) * 2])
+>>> model = build_model(fg, style="compact")
+>>> list(model.nodes)
+['v0', 'v1', 'a2', 'a5', 'v4', 'a7', 'out0']
+>>> model.obj("a2") is fg.outputs[0].owner.inputs[0].owner
+True
+>>> model.nodes["a2"].label, model.nodes["a2"].kind
+(['Elemwise{add,no_inplace}'], 'apply')
+>>> [(e.tail, e.head, e.kind, e.index) for e in model.edges][:2]
+[('v0', 'a2', 'input', 0), ('v1', 'a2', 'input', 1)]
+
+Bare Variables and Apply nodes have no graph: they are numbered by a walk
+from the inputs, as a FunctionGraph of them would number them:
+
+>>> z = x + y
+>>> model = build_model(z)
+>>> {key: node.kind for key, node in model.nodes.items()}
+{'v3': 'variable', 'a2': 'apply', 'type0': 'type', 'op0': 'op', 'v0': 'variable', 'v1': 'variable'}
+>>> model.key_of(z.owner), model.key_of(z.owner.op)
+('a2', 'op0')
+
+Highlight classes (:data:`CLASSES`) mark nodes: ``highlight`` for the
+``highlight=`` argument and the Apply node a picture is about, ``created``
+for what a rewrite step just made, and ``removed``, ``selected``,
+``client`` for widgets (:meth:`GraphModel.add_class`). Keys are made of
+ASCII letters and digits only: never a user's name, always a valid DOT id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from symlab.graph.basic import Apply, Constant, Variable
+from symlab.printing.folding import Fold, compact_cost, fold_graph, obj_key, structure_cost, toposort
+from symlab.printing.subject import Subject, subject_of
+
+STYLES = ("structure", "compact")
+DEFAULT_MAX_NODES = 100
+#: The kinds of drawn nodes.
+NODE_KINDS = ("apply", "variable", "input", "constant", "output", "op", "type", "group")
+#: The kinds of edges: a node's input or output, a variable's owner, an Apply's op, a variable's type,
+#: and the inputs of a folded group.
+EDGE_KINDS = ("input", "output", "owner", "op", "type", "fold")
+#: The highlight classes a node or an edge may carry.
+CLASSES = ("highlight", "created", "removed", "selected", "client")
+
+
+@dataclass(eq=False)
+class DrawNode:
+    """One drawn node: its ``key``, ``kind`` (:data:`NODE_KINDS`), ``label`` lines and ``tooltip``.
+
+    ``obj`` is the object drawn: an Apply, a Variable, an Op, a Type, or
+    for a ``group`` the list of the Apply nodes it hides. ``count`` is how
+    many graph nodes it stands for (a repeated subgraph merged ``×k``, or
+    the size of a group). ``classes`` holds its highlight classes.
+    """
+
+    key: str
+    kind: str
+    label: list[str]
+    obj: Any
+    tooltip: str | None = None
+    classes: set[str] = field(default_factory=set)
+    count: int = 1
+
+
+@dataclass(eq=False)
+class DrawEdge:
+    """An arrow from ``tail`` to ``head`` (node keys), of ``kind`` :data:`EDGE_KINDS`.
+
+    ``index`` is the position of an input or output (``None`` otherwise);
+    ``var`` the key of the variable the arrow carries (the intermediate
+    values of the compact style), ``None`` if it carries none. ``key`` is
+    unique in its model: ``"<tail>_<head>"``, with ``_<n>`` added for the
+    n-th arrow between the same two nodes.
+    """
+
+    key: str
+    tail: str
+    head: str
+    kind: str
+    label: str = ""
+    index: int | None = None
+    var: str | None = None
+    tooltip: str | None = None
+    classes: set[str] = field(default_factory=set)
+
+
+def ident(obj: Any) -> Any:
+    """How the model finds ``obj`` again: itself for graph objects, by equality for Ops and Types."""
+    if isinstance(obj, Apply | Variable):
+        return obj
+    from symlab.graph.op import Op
+
+    return obj_key("op" if isinstance(obj, Op) else "type", obj)
+
+
+class GraphModel:
+    """The nodes and edges of one picture, keyed; built by :func:`build_model`.
+
+    ``style`` is ``"structure"`` or ``"compact"``; ``subject`` the
+    :class:`~symlab.printing.subject.Subject` drawn; ``nodes`` the drawn
+    nodes by key, in drawing order; ``edges`` the arrows. ``total`` counts
+    the Apply nodes of the graph, ``folded`` those hidden in ``group``
+    nodes, ``merged`` those drawn as an earlier identical node (``×k``).
+    """
+
+    def __init__(self, style: str, subject: Subject) -> None:
+        self.style = style
+        self.subject = subject
+        self.nodes: dict[str, DrawNode] = {}
+        self.edges: list[DrawEdge] = []
+        self.total = 0
+        self.folded = 0
+        self.merged = 0
+        self._objects: dict[str, Any] = {}  # every key -> what it draws (nodes, and variables carried by edges)
+        self._where: dict[Any, str] = {}  # ident(obj) -> the key it is drawn under
+        self._edge_seen: set[tuple[str, str, str]] = set()
+        self._pairs: dict[tuple[str, str], int] = {}
+
+    # -- queries ---------------------------------------------------------------------------------
+    def obj(self, key: str) -> Any:
+        """The object drawn under ``key`` (a node's key, or the key of a variable an edge carries)."""
+        try:
+            return self._objects[key]
+        except KeyError:
+            raise KeyError(f"GraphModel.obj: nothing is drawn under the key {key!r}") from None
+
+    def key_of(self, obj: Any) -> str:
+        """The key ``obj`` is drawn under: its own, its representative's (``×k``) or its group's.
+
+        A variable that is drawn neither as a node nor on an edge answers
+        with the key of its node.
+        """
+        where = self._where.get(ident(obj))
+        if where is None and isinstance(obj, Variable) and obj.owner is not None:
+            where = self._where.get(obj.owner)
+        if where is None:
+            raise KeyError(f"GraphModel.key_of: {obj!s} ({type(obj).__name__}) is not drawn in this picture")
+        return where
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._objects
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+    @property
+    def groups(self) -> int:
+        """How many ``group`` nodes hide folded nodes."""
+        return sum(1 for n in self.nodes.values() if n.kind == "group")
+
+    @property
+    def hidden(self) -> int:
+        """How many graph nodes have no box of their own (folded into groups or merged into a repeat)."""
+        return self.folded + self.merged
+
+    @property
+    def note(self) -> str | None:
+        """What folding hid, in words (``None`` when nothing was folded)."""
+        parts = []
+        if self.folded:
+            groups = self.groups
+            parts.append(f"{self.folded} of {self.total} nodes folded into {groups} group{'s' * (groups != 1)}")
+        if self.merged:
+            parts.append(f"{self.merged} repeated node{'s' * (self.merged != 1)} drawn once (×k)")
+        return "; ".join(parts) or None
+
+    # -- highlight classes --------------------------------------------------------------------------
+    def add_class(self, keys: Iterable[str] | str, cls: str) -> None:
+        """Add the class ``cls`` to the nodes (or edges, by edge key) ``keys``."""
+        for item in self._items(keys, "add_class"):
+            item.classes.add(cls)
+
+    def discard_class(self, keys: Iterable[str] | str, cls: str) -> None:
+        """Take the class ``cls`` off the nodes (or edges) ``keys``."""
+        for item in self._items(keys, "discard_class"):
+            item.classes.discard(cls)
+
+    def keys_with(self, cls: str) -> list[str]:
+        """The keys of the nodes carrying ``cls``, in drawing order."""
+        return [k for k, n in self.nodes.items() if cls in n.classes]
+
+    def _items(self, keys: Iterable[str] | str, where: str) -> list[DrawNode | DrawEdge]:
+        keys = [keys] if isinstance(keys, str) else list(keys)
+        edges = {e.key: e for e in self.edges} if any(k not in self.nodes for k in keys) else {}
+        items: list[DrawNode | DrawEdge] = []
+        for key in keys:
+            item = self.nodes.get(key) or edges.get(key)
+            if item is None:
+                raise KeyError(f"GraphModel.{where}: no node or edge has the key {key!r}")
+            items.append(item)
+        return items
+
+    # -- building (used by build_model) ------------------------------------------------------------
+    def _add(self, node: DrawNode, *objs: Any) -> DrawNode:
+        self.nodes[node.key] = node
+        self._objects[node.key] = node.obj
+        for obj in objs:
+            self._where.setdefault(ident(obj), node.key)
+        return node
+
+    def _edge(self, tail: str, head: str, kind: str, label: str = "", **more: Any) -> None:
+        if (tail, head, label) in self._edge_seen:
+            return
+        self._edge_seen.add((tail, head, label))
+        n = self._pairs[tail, head] = self._pairs.get((tail, head), 0) + 1
+        key = f"{tail}_{head}" if n == 1 else f"{tail}_{head}_{n}"
+        self.edges.append(DrawEdge(key, tail, head, kind, label, **more))
+
+    def _carry(self, key: str, var: Variable) -> None:
+        """Record that edges carry ``var`` under ``key``."""
+        self._objects.setdefault(key, var)
+        self._where.setdefault(var, key)
+
+    def __repr__(self) -> str:
+        note = f", {self.note}" if self.note else ""
+        return f"<GraphModel {self.style}: {len(self.nodes)} nodes, {len(self.edges)} edges{note}>"
+
+
+# -- keys -------------------------------------------------------------------------------------
+class _Keys:
+    """The keys of a graph's nodes and variables: the graph's own, or a numbering from the inputs.
+
+    Without a graph, the numbering is the one a FunctionGraph of the drawn
+    variables would give: the leaves that are not constants first, then each
+    node of ``order`` (inputs first) ``a<n>`` after the constants it brings
+    in, its outputs the numbers that follow. An object a graph cannot key (it
+    should not happen) gets ``u<n>``, which no graph key can be.
+    """
+
+    def __init__(self, subject: Subject, order: list[Apply], leaves: list[Variable]) -> None:
+        self._graph_key = subject.key
+        self._keys: dict[Any, str] = {}
+        self._taken: set[str] = set()
+        self._order, self._leaves = order, leaves
+        self._index: dict[str, Any] | None = None
+        if self._graph_key is None:
+            serial = 0
+            for leaf in leaves:  # the inputs, as a FunctionGraph of them would number them
+                if not isinstance(leaf, Constant):
+                    self._keys[leaf] = f"v{serial}"
+                    serial += 1
+            for node in order:
+                for inp in node.inputs:
+                    if inp.owner is None and inp not in self._keys:
+                        self._keys[inp] = f"v{serial}"
+                        serial += 1
+                self._keys[node] = f"a{serial}"
+                for j, out in enumerate(node.outputs):
+                    self._keys[out] = f"v{serial + 1 + j}"
+                serial += 1 + len(node.outputs)
+            for leaf in leaves:
+                if leaf not in self._keys:
+                    self._keys[leaf] = f"v{serial}"
+                    serial += 1
+            self._taken.update(self._keys.values())
+
+    def __call__(self, obj: Apply | Variable) -> str:
+        key = self._keys.get(obj)
+        if key is not None:
+            return key
+        try:
+            key = self._graph_key(obj) if self._graph_key is not None else None
+        except KeyError:
+            key = None
+        if key is None or key in self._taken:
+            key = f"u{len(self._keys)}"
+        self._keys[obj] = key
+        self._taken.add(key)
+        return key
+
+    def resolve(self, key: str) -> Any:
+        """The node or variable of the drawn graph whose key is ``key``, or ``None``."""
+        if self._index is None:
+            index: dict[str, Any] = {}
+            for node in self._order:
+                index[self(node)] = node
+                for var in (*node.inputs, *node.outputs):
+                    index.setdefault(self(var), var)
+            for leaf in self._leaves:
+                index.setdefault(self(leaf), leaf)
+            self._index = index
+        return self._index.get(key)
+
+
+# -- building -----------------------------------------------------------------------------------
+def _marks(
+    subject: Subject, highlight: Iterable[Any], classes: Mapping[str, Iterable[Any]] | None, keys: _Keys
+) -> dict[int, set[str]]:
+    """``id(obj) -> classes`` of every marked object; string items are keys of the drawn graph."""
+    marks: dict[int, set[str]] = {}
+    wanted: list[tuple[str, Iterable[Any]]] = [("highlight", subject.highlight), ("created", subject.created)]
+    wanted.append(("highlight", highlight))
+    wanted.extend((classes or {}).items())
+    for cls, objs in wanted:
+        if isinstance(objs, str | Apply | Variable):
+            objs = [objs]
+        for obj in objs:
+            if isinstance(obj, str):
+                obj = keys.resolve(obj)
+                if obj is None:
+                    continue
+            marks.setdefault(id(obj), set()).add(cls)
+    return marks
+
+
+def _single(model: GraphModel) -> GraphModel:
+    """The picture of a lone Op (a circle) or Type (a box)."""
+    from symlab.printing.painters import StructurePainter
+
+    painter = StructurePainter(model, Fold([]), _Keys(model.subject, [], []), {})
+    if model.subject.kind == "op":
+        painter.op(model.subject.obj)
+    else:
+        painter.type(model.subject.obj)
+    return model
+
+
+def build_model(
+    obj: Any,
+    style: str = "structure",
+    max_nodes: int = DEFAULT_MAX_NODES,
+    highlight: Iterable[Any] = (),
+    classes: Mapping[str, Iterable[Any]] | None = None,
+    var_with_name_simple: bool = True,
+    *,
+    caller: str = "build_model",
+) -> GraphModel:
+    """The :class:`GraphModel` of ``obj``: any object :func:`~symlab.printing.subject.subject_of` accepts.
+
+    ``style`` is ``"structure"`` (seed 000's object diagram) or
+    ``"compact"`` (one box per node). Graphs of more than ``max_nodes``
+    drawn nodes are folded. ``highlight`` lists nodes and variables (or
+    their keys) to mark with the ``highlight`` class; ``classes`` maps more
+    classes to objects or keys, e.g. ``{"selected": [node]}``. Marked
+    nodes stay visible when the graph is folded. ``var_with_name_simple=False``
+    adds the type under the name of each variable of the compact style.
+    ``caller`` names the function in error messages.
+
+    >>> import symlab.tensor as st
+    >>> x = st.dvector("x")
+    >>> y = x
+    >>> for _ in range(30):
+    ...     y = st.exp(y)
+    >>> model = build_model(y, style="compact", max_nodes=10)
+    >>> model.note
+    '24 of 30 nodes folded into 1 group'
+    >>> model.nodes["g0"].label, model.nodes["g0"].count
+    (['… 24 nodes …'], 24)
+    """
+    if style not in STYLES:
+        raise ValueError(f"{caller}: style must be one of {STYLES}, received {style!r}")
+    if not isinstance(max_nodes, int) or isinstance(max_nodes, bool) or max_nodes < 1:
+        raise ValueError(f"{caller}: max_nodes must be a positive int, received {max_nodes!r}")
+    subject = obj if isinstance(obj, Subject) else subject_of(obj, caller)
+    model = GraphModel(style, subject)
+    if not subject.is_graph:
+        return _single(model)
+    from symlab.printing.painters import CompactPainter, StructurePainter
+
+    outputs, inputs = list(subject.outputs), list(subject.inputs)
+    order, leaves = toposort(outputs)
+    keys = _Keys(subject, order, leaves)
+    marks = _marks(subject, highlight, classes, keys)
+    lit = set(marks)
+    if style == "structure":
+        # each Apply also draws its outputs, its op and types: count them before folding
+        size = len(order) * 2 + len(leaves) * 2 + len({obj_key("op", n.op) for n in order})
+        cost = structure_cost({"op": set(), "type": set(), "leaf": set()})
+        fold = fold_graph(order, leaves, outputs, max_nodes, lit, cost) if size > max_nodes else Fold(list(order))
+        StructurePainter(model, fold, keys, marks).draw(outputs, inputs)
+    else:
+        fold = fold_graph(order, leaves, outputs, max_nodes, lit, compact_cost(set()))
+        CompactPainter(model, fold, keys, marks, simple=var_with_name_simple).draw(outputs, inputs)
+    _count(model, order, fold)
+    return model
+
+
+def _count(model: GraphModel, order: list[Apply], fold: Fold) -> None:
+    """Fill in what folding hid, and where the nodes without a box of their own went."""
+    model.total = len(order)
+    model.folded = sum(fold.copies.get(n, 1) for members in fold.groups for n in members)
+    model.merged = sum(fold.copies.get(n, 1) - 1 for n in fold.visible)
+    where = model._where
+    for node, rep in fold.rep.items():
+        key = where.get(rep)
+        if key is not None:
+            where.setdefault(node, key)
+            for out, rep_out in zip(node.outputs, rep.outputs):
+                if rep_out in where:
+                    where.setdefault(out, where[rep_out])

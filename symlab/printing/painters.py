@@ -1,0 +1,228 @@
+"""How each style lays a graph out as the nodes and edges of a :class:`~symlab.printing.model.GraphModel`.
+
+:class:`StructurePainter` draws seed 000's object diagram (Apply, Variable,
+Op and Type boxes, one arrow per Python reference); :class:`CompactPainter`
+one box per Apply node, with the intermediate variables as edges. Both draw
+what a :class:`~symlab.printing.folding.Fold` leaves visible, the groups it
+hides, and give every graph object the key the model's key function says.
+:func:`~symlab.printing.model.build_model` is the way to use them:
+
+>>> import symlab.tensor as st
+>>> from symlab.printing.model import build_model
+>>> x = st.dscalar("x")
+>>> [n.label for n in build_model(x + 1, style="compact").nodes.values()]
+[['Elemwise{add,no_inplace}'], ['x'], ['1'], ['TensorType(float64, ())']]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from symlab.graph.basic import Apply, Constant, Variable
+from symlab.printing.folding import Fold
+from symlab.printing.model import DrawNode, GraphModel, ident
+
+__all__ = ["CompactPainter", "Painter", "StructurePainter"]
+
+
+# -- text ------------------------------------------------------------------------------------
+def _short(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _var_text(var: Variable) -> str:
+    from symlab.printing.pprint import leaf_text
+
+    return leaf_text(var) if var.owner is None else str(var)
+
+
+def _op_label(op: Any) -> list[str]:
+    scalar_op = getattr(op, "scalar_op", None)
+    if scalar_op is not None and type(op).__name__ == "Elemwise":
+        return [str(scalar_op)] + (["inplace"] if getattr(op, "inplace_pattern", ()) else [])
+    text = str(op)
+    head, brace, rest = text.partition("{")
+    return [head, brace + rest] if brace and head else [text]
+
+
+def _var_tooltip(var: Variable) -> str:
+    return f"{_short(str(var), 200)} : {var.type!r}"
+
+
+# -- painters ----------------------------------------------------------------------------------
+class Painter:
+    """What both styles share: the model, the fold, the keys, and the classes of marked objects."""
+
+    def __init__(self, model: GraphModel, fold: Fold, keys: Callable[[Any], str], marks: dict[int, set[str]]) -> None:
+        self.model, self.fold, self.keys, self.marks = model, fold, keys, marks
+        self.counts: dict[str, int] = {}
+
+    def classes(self, obj: Any) -> set[str]:
+        return set(self.marks.get(id(obj), ()))
+
+    def has(self, obj: Any) -> bool:
+        return obj in self.model._where
+
+    def group(self, k: int) -> str:
+        key = f"g{k}"
+        if key not in self.model.nodes:
+            members = self.fold.groups[k]
+            count = sum(self.fold.copies.get(n, 1) for n in members)
+            by_op: dict[str, int] = {}
+            for n in members:
+                by_op[str(n.op)] = by_op.get(str(n.op), 0) + 1
+            top = sorted(by_op.items(), key=lambda kv: -kv[1])
+            tip = [f"{_short(op)} × {n}" for op, n in top[:10]]
+            if len(top) > 10:
+                tip.append(f"… and {len(top) - 10} other ops")
+            node = DrawNode(key, "group", [f"… {count} nodes …"], list(members), "\n".join(tip), count=count)
+            self.model._add(node, *members)
+        return key
+
+    def canonical_var(self, var: Variable) -> Variable:
+        owner = var.owner
+        return var if owner is None else self.fold.canonical(owner).outputs[var.index]
+
+    def owner_key(self, node: Apply) -> str:
+        """The key of what draws ``node``: its box (its representative's) or its group."""
+        node = self.fold.canonical(node)
+        k = self.fold.group_of.get(node)
+        return self.group(k) if k is not None else self.apply(node)
+
+    def apply(self, node: Apply) -> str:  # pragma: no cover - defined by each style
+        raise NotImplementedError
+
+
+class StructurePainter(Painter):
+    """The object diagram of seed 000: Apply, Variable, Op and Type boxes, one arrow per reference."""
+
+    def op(self, op: Any) -> str:
+        """The circle of ``op``, drawn once for every node using an equal op; keys ``op0``, ``op1``..."""
+        where = self.model._where.get(ident(op))
+        if where is None:
+            key = self.next_key("op")
+            where = self.model._add(DrawNode(key, "op", _op_label(op), op, _short(str(op), 200)), op).key
+        return where
+
+    def type(self, t: Any) -> str:
+        """The box of type ``t``, drawn once for every variable of an equal type; keys ``type0``..."""
+        where = self.model._where.get(ident(t))
+        if where is None:
+            where = self.model._add(DrawNode(self.next_key("type"), "type", [repr(t)], t), t).key
+        return where
+
+    def next_key(self, prefix: str) -> str:
+        n = self.counts.get(prefix, 0)
+        self.counts[prefix] = n + 1
+        return f"{prefix}{n}"
+
+    def var(self, var: Variable) -> str:
+        """Draw ``var`` (its representative) with its type and owner arrows; return its key."""
+        var = self.canonical_var(var)
+        if self.has(var):
+            return self.model._where[var]
+        key = self.keys(var)
+        label = [_short(_var_text(var))]
+        self.model._add(DrawNode(key, "variable", label, var, _var_tooltip(var), self.classes(var)), var)
+        if var.owner is not None:
+            self.model._edge(key, self.owner_key(var.owner), "owner", "owner")
+        self.model._edge(key, self.type(var.type), "type", "type")
+        return key
+
+    def apply(self, node: Apply) -> str:
+        """The box of ``node`` (its arrows are drawn by :meth:`expand`)."""
+        if self.has(node):
+            return self.model._where[node]
+        n = self.fold.copies.get(node, 1)
+        label = ["Apply"] + ([f"×{n}"] if n > 1 else [])
+        tip = _short(str(node), 200)
+        return self.model._add(DrawNode(self.keys(node), "apply", label, node, tip, self.classes(node), n), node).key
+
+    def expand(self, node: Apply) -> None:
+        key = self.apply(node)
+        self.model._edge(key, self.op(node.op), "op", "op")
+        for i, inp in enumerate(node.inputs):
+            self.model._edge(key, self.var(inp), "input", f"inputs[{i}]", index=i)
+        for j, out in enumerate(node.outputs):
+            self.model._edge(key, self.var(out), "output", f"outputs[{j}]", index=j)
+
+    def draw(self, outputs: Iterable[Variable], inputs: Iterable[Variable]) -> None:
+        for out in outputs:
+            self.var(out)
+        for node in reversed(self.fold.visible):
+            self.expand(node)
+        for k, inp in self.fold.group_inputs(self.has):
+            self.model._edge(self.group(k), self.var(inp), "fold", "inputs")
+        for inp in inputs:
+            self.var(inp)
+
+
+class CompactPainter(Painter):
+    """One box per Apply; intermediate variables are the edges; inputs, constants, outputs small ellipses."""
+
+    def __init__(self, *args: Any, simple: bool) -> None:
+        super().__init__(*args)
+        self.simple = simple
+
+    def var_label(self, var: Variable, output: int | None = None) -> list[str]:
+        if var.name is not None:
+            main = var.name
+        elif isinstance(var, Constant) or (var.owner is None and output is None):
+            main = _var_text(var)
+        else:
+            main = repr(var.type)
+        lines = [_short(main)]
+        if not self.simple and main != repr(var.type):
+            lines.append(repr(var.type))
+        return lines
+
+    def leaf(self, var: Variable) -> str:
+        if self.has(var):
+            return self.model._where[var]
+        kind = "constant" if isinstance(var, Constant) else "input"
+        node = DrawNode(self.keys(var), kind, self.var_label(var), var, _var_tooltip(var), self.classes(var))
+        return self.model._add(node, var).key
+
+    def source(self, var: Variable) -> str:
+        """The key of what produces ``var``: its leaf ellipse, its node's box or a group."""
+        return self.leaf(var) if var.owner is None else self.owner_key(var.owner)
+
+    def apply(self, node: Apply) -> str:
+        if self.has(node):
+            return self.model._where[node]
+        n = self.fold.copies.get(node, 1)
+        label = [_short(str(node.op))] + ([f"×{n}"] if n > 1 else [])
+        tip = _short(str(node.op), 200)
+        return self.model._add(DrawNode(self.keys(node), "apply", label, node, tip, self.classes(node), n), node).key
+
+    def edge_text(self, var: Variable, i: int, nin: int) -> str:
+        parts = [str(i)] if nin > 1 else []
+        if var.owner is not None and len(var.owner.outputs) > 1:
+            parts.append(f"out {var.index}")
+        if var.name is not None and var.owner is not None:
+            parts.append(_short(var.name, 30))
+        return " ".join(parts)
+
+    def carried(self, var: Variable) -> dict[str, Any]:
+        """The ``var``, ``tooltip`` and ``classes`` of an edge carrying ``var``."""
+        if var.owner is None:
+            return {"tooltip": _var_tooltip(var)}
+        key = self.keys(var)
+        self.model._carry(key, var)
+        return {"var": key, "tooltip": _var_tooltip(var), "classes": self.classes(var)}
+
+    def draw(self, outputs: Iterable[Variable], inputs: Iterable[Variable]) -> None:
+        for inp in inputs:
+            self.leaf(inp)
+        for node in self.fold.visible:
+            key = self.apply(node)
+            for i, inp in enumerate(node.inputs):
+                text = self.edge_text(inp, i, len(node.inputs))
+                self.model._edge(self.source(inp), key, "input", text, index=i, **self.carried(inp))
+        for k, inp in self.fold.group_inputs(self.has):
+            self.model._edge(self.source(inp), self.group(k), "fold")
+        for k, out in enumerate(outputs):
+            node = DrawNode(f"out{k}", "output", self.var_label(out, output=k), out, _var_tooltip(out), self.classes(out))
+            self.model._add(node)
+            self.model._edge(self.source(out), node.key, "output", index=k, **self.carried(out))
