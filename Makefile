@@ -1,6 +1,7 @@
 # symlab developer commands.
 #   make lab    - create/update .venv and start JupyterLab on notebooks/
-#   make test   - create/update .venv, then lint, unit tests, doctests and notebook checks
+#   make test   - create/update .venv, then lint, unit tests, doctests, notebook checks and browser tests
+#                 (make test BROWSER=0: everything but the browser tests, and the summary says so)
 #   make bench  - in .venv-bench (with the `bench` extra: PyTensor), run benchmarks/run.py $(BENCH_ARGS)
 #                 (e.g. make bench BENCH_ARGS=--quick)
 
@@ -24,11 +25,16 @@ define pytest_allow_empty
 	exit $$rc
 endef
 
-.PHONY: help venv lab test lint unit doctest nbval bench graphviz-dot bytecode clean
+.PHONY: help venv lab test lint unit doctest nbval browser bench graphviz-dot chromium bytecode clean
+
+# BROWSER=0 skips the browser tests (JupyterLab driven in Chromium): an explicit opt-out.
+BROWSER ?= 1
+CHROMIUM ?= /usr/bin/chromium
 
 help:
 	@echo "make lab    - start JupyterLab on notebooks/ (creates .venv if needed)"
-	@echo "make test   - ruff, pytest tests/, doctests of symlab, nbval on notebooks/"
+	@echo "make test   - ruff, pytest tests/, doctests of symlab, nbval on notebooks/, browser tests"
+	@echo "              (BROWSER=0: no browser tests, reported in the summary)"
 	@echo "make bench  - benchmarks against NumPy and PyTensor (BENCH_ARGS=--quick: a short smoke run)"
 
 $(PY):
@@ -65,12 +71,29 @@ graphviz-dot:
 		echo "  conda: conda install -c conda-forge graphviz"; \
 	fi
 
+# Debian's Chromium runs the browser tests (the PyPI playwright package drives it; `playwright install`,
+# which downloads a browser, is never run). Installed with apt-get when run as root; otherwise stop
+# with how to install it.
+chromium:
+	@if [ -x "$(CHROMIUM)" ]; then \
+		:; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "Chromium not found: installing Debian's chromium with apt-get"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null \
+			|| { echo "apt-get install chromium failed" >&2; exit 1; }; \
+	else \
+		echo "ERROR: the browser tests need Chromium at $(CHROMIUM)." >&2; \
+		echo "  Debian/Ubuntu: sudo apt-get install chromium   (or: make test CHROMIUM=/path/to/chromium)" >&2; \
+		echo "  or skip them: make test BROWSER=0" >&2; \
+		exit 1; \
+	fi
+
 lab: $(STAMP) bytecode graphviz-dot
 	$(VENV)/bin/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) notebooks/
 
 lint: $(STAMP)
-	@echo "+ ruff check symlab tests benchmarks"
-	@$(VENV)/bin/ruff check --no-cache --output-format concise symlab tests benchmarks
+	@echo "+ ruff check symlab tests browser_tests benchmarks"
+	@$(VENV)/bin/ruff check --no-cache --output-format concise symlab tests browser_tests benchmarks
 
 unit: $(STAMP)
 	$(call pytest_allow_empty,-n 2 tests)
@@ -81,14 +104,19 @@ doctest: $(STAMP)
 nbval: $(STAMP) graphviz-dot
 	$(call pytest_allow_empty,--nbval notebooks/ --nbval-sanitize-with .nbval-sanitize.cfg)
 
+browser: $(STAMP) graphviz-dot chromium
+	SYMLAB_CHROMIUM=$(CHROMIUM) $(PYTEST) browser_tests
+
 # Every stage runs even when an earlier one fails; make test fails if any did.
 test: $(STAMP) bytecode graphviz-dot
-	@failed=""; \
-	for stage in lint unit doctest nbval; do \
+	@failed=""; stages="lint unit doctest nbval"; \
+	if [ "$(BROWSER)" != 0 ]; then stages="$$stages browser"; fi; \
+	for stage in $$stages; do \
 		$(MAKE) --no-print-directory $$stage || failed="$$failed $$stage"; \
 	done; \
-	if [ -n "$$failed" ]; then echo "make test: FAILED:$$failed" >&2; exit 1; fi; \
-	echo "make test: all stages passed (lint, unit, doctest, nbval)"
+	if [ "$(BROWSER)" = 0 ]; then skipped="; browser tests NOT run (BROWSER=0)"; else skipped=""; fi; \
+	if [ -n "$$failed" ]; then echo "make test: FAILED:$$failed$$skipped" >&2; exit 1; fi; \
+	echo "make test: all stages passed ($$(echo $$stages | sed 's/ /, /g'))$$skipped"
 
 # Arguments of benchmarks/run.py, e.g. BENCH_ARGS=--quick or BENCH_ARGS="--workloads a,d --no-pytensor".
 BENCH_ARGS ?=

@@ -442,3 +442,25 @@ def test_hostile_names_stay_literal(style):
         assert set(HOSTILE) <= texts
         assert set(nodes) == set(model.nodes)
         assert "href" not in svg and "<script" not in svg and "<img" not in svg
+
+
+# -- variables with many clients --------------------------------------------------------------------
+@pytest.mark.parametrize("style", ["structure", "compact"])
+def test_an_input_with_many_clients_is_drawn_once_per_use(style):
+    x, y = st.dvector("x"), st.dvector("y")
+    h = x
+    for _ in range(20):
+        h = st.tanh(h) * y
+    fg = FunctionGraph([x, y], [h])
+    model = build_model(fg, style=style, max_nodes=1000)
+    y_key = fg.key(fg.inputs[1])
+    copies = model.copies[y_key]
+    assert len(copies) == 20 and y_key not in model.nodes
+    assert all(model.obj(k) is fg.inputs[1] for k in [y_key, *copies])
+    assert model.key_of(fg.inputs[1]) == y_key and model.drawn_keys(y_key) == copies
+    assert "drawn once per use: y (20 uses)" in model.note
+    # x, used once, is drawn once; each copy has one arrow (to its one user; in the structure style the
+    # first copy also points to the type)
+    assert fg.key(fg.inputs[0]) in model.nodes
+    for k in copies:
+        assert sum(k in (e.tail, e.head) for e in model.edges) == (2 if style == "structure" and k == copies[0] else 1)

@@ -1,14 +1,48 @@
-"""The view layer: rich displays of graph objects in notebooks.
+"""The view layer: rich displays of graph objects, and widgets to click them.
 
 Importing this package installs :func:`symlab.notebook.reprs.mimebundle` as
 the core's display hook (:mod:`symlab.graph.display`); ``import symlab``
-does so. The package imports neither IPython nor graphviz: they are loaded
-when something is drawn.
+does so. The package imports neither IPython, graphviz nor any widget
+library: they are loaded when something is drawn, or a widget made.
+
+``symlab.view(obj)`` opens the interactive view of a graph object (a
+:class:`~symlab.notebook.graph_view.GraphView`); an object's own display,
+the last line of a cell, stays the static picture, which works everywhere
+(untrusted notebooks, nbval, GitHub).
 """
+
+from typing import Any
 
 from symlab.graph.display import set_display_hook
 from symlab.notebook.reprs import mimebundle, plain_text
 
 set_display_hook(mimebundle)
 
-__all__ = ["mimebundle", "plain_text"]
+#: Widgets, loaded (with anywidget) when first used.
+_LAZY = {"GraphView": "symlab.notebook.graph_view"}
+
+
+def view(obj: Any, **options: Any) -> Any:
+    """The interactive view of ``obj``: a :class:`~symlab.notebook.graph_view.GraphView` you click.
+
+    ``obj`` is a Variable, an Apply node, a list of them, a FunctionGraph or
+    a compiled Function; ``options`` go to the view (``style``,
+    ``max_nodes``, ``focus_radius``).
+    """
+    from symlab.notebook.graph_view import GraphView
+
+    return GraphView(obj, **options)
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'symlab.notebook' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+__all__ = ["GraphView", "mimebundle", "plain_text", "view"]

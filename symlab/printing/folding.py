@@ -33,8 +33,11 @@ from typing import Any
 from symlab.graph.basic import Apply, Constant, Variable
 
 
-def toposort(outputs: list[Variable]) -> tuple[list[Apply], list[Variable]]:
-    """The Apply nodes computing ``outputs``, inputs first, and the leaves they use (no recursion)."""
+def toposort(outputs: list[Variable], cut: frozenset[int] = frozenset()) -> tuple[list[Apply], list[Variable]]:
+    """The Apply nodes computing ``outputs``, inputs first, and the leaves they use (no recursion).
+
+    Variables whose ``id`` is in ``cut`` are leaves: the walk does not go to their owners.
+    """
     order: list[Apply] = []
     leaves: list[Variable] = []
     seen: set[int] = set()
@@ -46,7 +49,7 @@ def toposort(outputs: list[Variable]) -> tuple[list[Apply], list[Variable]]:
             continue
         if isinstance(item, Variable):
             node = item.owner
-            if node is None:
+            if node is None or id(item) in cut:
                 if id(item) not in seen:
                     seen.add(id(item))
                     leaves.append(item)
@@ -85,10 +88,14 @@ class Fold:
         """
         pairs: list[tuple[int, Variable]] = []
         new_leaves: set[int] = set()
+        seen: set[tuple[int, int]] = set()
         for k, members in enumerate(self.groups):
             inside = set(members)
             for node in members:
                 for inp in node.inputs:
+                    if (k, id(inp)) in seen:
+                        continue
+                    seen.add((k, id(inp)))
                     owner = inp.owner
                     if owner is None:
                         if isinstance(inp, Constant):

@@ -47,7 +47,7 @@ ASCII letters and digits only: never a user's name, always a valid DOT id.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from symlab.graph.basic import Apply, Constant, Variable
@@ -137,6 +137,9 @@ class GraphModel:
         self._where: dict[Any, str] = {}  # ident(obj) -> the key it is drawn under
         self._edge_seen: set[tuple[str, str, str]] = set()
         self._pairs: dict[tuple[str, str], int] = {}
+        #: Inputs and constants used by many drawn nodes are drawn once per use (so that one variable does
+        #: not pull edges across the whole picture): their key -> the keys of the copies.
+        self.copies: dict[str, list[str]] = {}
 
     # -- queries ---------------------------------------------------------------------------------
     def obj(self, key: str) -> Any:
@@ -184,7 +187,17 @@ class GraphModel:
             parts.append(f"{self.folded} of {self.total} nodes folded into {groups} group{'s' * (groups != 1)}")
         if self.merged:
             parts.append(f"{self.merged} repeated node{'s' * (self.merged != 1)} drawn once (×k)")
+        if self.copies:
+            spread = [f"{_name(self._objects[k])} ({len(c)} uses)" for k, c in self.copies.items()]
+            more = f" and {len(spread) - 3} more" if len(spread) > 3 else ""
+            parts.append(f"drawn once per use: {', '.join(spread[:3])}{more}")
         return "; ".join(parts) or None
+
+    def drawn_keys(self, key: str) -> list[str]:
+        """The keys of the nodes that draw ``key``: itself, or its copies (a variable drawn once per use)."""
+        if key in self.nodes:
+            return [key]
+        return list(self.copies.get(key, ()))
 
     # -- highlight classes --------------------------------------------------------------------------
     def add_class(self, keys: Iterable[str] | str, cls: str) -> None:
@@ -228,6 +241,15 @@ class GraphModel:
         key = f"{tail}_{head}" if n == 1 else f"{tail}_{head}_{n}"
         self.edges.append(DrawEdge(key, tail, head, kind, label, **more))
 
+    def _add_copy(self, node: DrawNode, base: str, var: Variable) -> DrawNode:
+        """Add ``node``, one more drawing of ``var`` (whose key is ``base``)."""
+        self.nodes[node.key] = node
+        self._objects[node.key] = var
+        self._objects.setdefault(base, var)
+        self._where.setdefault(ident(var), base)
+        self.copies.setdefault(base, []).append(node.key)
+        return node
+
     def _carry(self, key: str, var: Variable) -> None:
         """Record that edges carry ``var`` under ``key``."""
         self._objects.setdefault(key, var)
@@ -236,6 +258,11 @@ class GraphModel:
     def __repr__(self) -> str:
         note = f", {self.note}" if self.note else ""
         return f"<GraphModel {self.style}: {len(self.nodes)} nodes, {len(self.edges)} edges{note}>"
+
+
+def _name(var: Variable) -> str:
+    text = str(var)
+    return text if len(text) <= 30 else text[:29] + "…"
 
 
 # -- keys -------------------------------------------------------------------------------------
@@ -345,6 +372,8 @@ def build_model(
     classes: Mapping[str, Iterable[Any]] | None = None,
     var_with_name_simple: bool = True,
     *,
+    cut: Iterable[Variable] = (),
+    key: Any = None,
     caller: str = "build_model",
 ) -> GraphModel:
     """The :class:`GraphModel` of ``obj``: any object :func:`~symlab.printing.subject.subject_of` accepts.
@@ -357,6 +386,11 @@ def build_model(
     nodes stay visible when the graph is folded. ``var_with_name_simple=False``
     adds the type under the name of each variable of the compact style.
     ``caller`` names the function in error messages.
+
+    To draw a part of a graph (a widget's focus on a neighbourhood), give
+    as ``obj`` the variables the part computes, as ``cut`` the variables
+    where it starts (drawn as leaves, their owners left out) and as ``key``
+    the key function of the whole picture, so the part keeps its keys.
 
     >>> import symlab.tensor as st
     >>> x = st.dvector("x")
@@ -374,13 +408,15 @@ def build_model(
     if not isinstance(max_nodes, int) or isinstance(max_nodes, bool) or max_nodes < 1:
         raise ValueError(f"{caller}: max_nodes must be a positive int, received {max_nodes!r}")
     subject = obj if isinstance(obj, Subject) else subject_of(obj, caller)
+    if key is not None:
+        subject = replace(subject, key=key)
     model = GraphModel(style, subject)
     if not subject.is_graph:
         return _single(model)
     from symlab.printing.painters import CompactPainter, StructurePainter
 
     outputs, inputs = list(subject.outputs), list(subject.inputs)
-    order, leaves = toposort(outputs)
+    order, leaves = toposort(outputs, frozenset(id(v) for v in cut))
     keys = _Keys(subject, order, leaves)
     marks = _marks(subject, highlight, classes, keys)
     lit = set(marks)

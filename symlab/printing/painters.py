@@ -23,7 +23,10 @@ from symlab.graph.basic import Apply, Constant, Variable
 from symlab.printing.folding import Fold
 from symlab.printing.model import DrawNode, GraphModel, ident
 
-__all__ = ["CompactPainter", "Painter", "StructurePainter"]
+__all__ = ["FANOUT_LIMIT", "CompactPainter", "Painter", "StructurePainter"]
+
+#: An input or constant used by more drawn nodes than this is drawn once per use.
+FANOUT_LIMIT = 5
 
 
 # -- text ------------------------------------------------------------------------------------
@@ -57,6 +60,18 @@ class Painter:
     def __init__(self, model: GraphModel, fold: Fold, keys: Callable[[Any], str], marks: dict[int, set[str]]) -> None:
         self.model, self.fold, self.keys, self.marks = model, fold, keys, marks
         self.counts: dict[str, int] = {}
+        # Inputs and constants that more than FANOUT_LIMIT drawn nodes use are drawn once per use.
+        uses: dict[Variable, int] = {}
+        for node in fold.visible:
+            for inp in node.inputs:
+                if inp.owner is None:
+                    uses[inp] = uses.get(inp, 0) + 1
+        self.spread = {var for var, n in uses.items() if n > FANOUT_LIMIT}
+
+    def copy_key(self, var: Variable) -> str:
+        """A new key for one more drawing of the spread variable ``var``: ``<its key>u<n>``."""
+        base = self.keys(var)
+        return f"{base}u{len(self.model.copies.get(base, ()))}"
 
     def classes(self, obj: Any) -> set[str]:
         return set(self.marks.get(id(obj), ()))
@@ -120,6 +135,14 @@ class StructurePainter(Painter):
     def var(self, var: Variable) -> str:
         """Draw ``var`` (its representative) with its type and owner arrows; return its key."""
         var = self.canonical_var(var)
+        if var in self.spread:
+            first = self.keys(var) not in self.model.copies
+            node = DrawNode(self.copy_key(var), "variable", [_short(_var_text(var))], var, _var_tooltip(var),
+                            self.classes(var))
+            key = self.model._add_copy(node, self.keys(var), var).key
+            if first:  # one arrow to the type is enough
+                self.model._edge(key, self.type(var.type), "type", "type")
+            return key
         if self.has(var):
             return self.model._where[var]
         key = self.keys(var)
@@ -155,7 +178,8 @@ class StructurePainter(Painter):
         for k, inp in self.fold.group_inputs(self.has):
             self.model._edge(self.group(k), self.var(inp), "fold", "inputs")
         for inp in inputs:
-            self.var(inp)
+            if inp not in self.spread:
+                self.var(inp)
 
 
 class CompactPainter(Painter):
@@ -178,9 +202,12 @@ class CompactPainter(Painter):
         return lines
 
     def leaf(self, var: Variable) -> str:
+        kind = "constant" if isinstance(var, Constant) else "input"
+        if var in self.spread:
+            node = DrawNode(self.copy_key(var), kind, self.var_label(var), var, _var_tooltip(var), self.classes(var))
+            return self.model._add_copy(node, self.keys(var), var).key
         if self.has(var):
             return self.model._where[var]
-        kind = "constant" if isinstance(var, Constant) else "input"
         node = DrawNode(self.keys(var), kind, self.var_label(var), var, _var_tooltip(var), self.classes(var))
         return self.model._add(node, var).key
 
@@ -214,7 +241,8 @@ class CompactPainter(Painter):
 
     def draw(self, outputs: Iterable[Variable], inputs: Iterable[Variable]) -> None:
         for inp in inputs:
-            self.leaf(inp)
+            if inp not in self.spread:  # drawn at each use
+                self.leaf(inp)
         for node in self.fold.visible:
             key = self.apply(node)
             for i, inp in enumerate(node.inputs):

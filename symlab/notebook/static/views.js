@@ -1,0 +1,291 @@
+// symlab views: the browser half of symlab.notebook's widgets (anywidget ESM, shipped with the package).
+//
+// Python draws the pictures (SVG made by Graphviz from the view model) and decides everything; this
+// script shows them and reports clicks and keys. Safety: the SVG is parsed with DOMParser, never
+// innerHTML; <script>, <foreignObject>, on* and *href attributes are dropped; every text outside the
+// SVG is set with textContent. Graphviz ids are moved to data-key (ids are global in a page).
+
+const SVG_NS = "http://www.w3.org/2000/svg";
+const DROP_ELEMENTS = new Set(["script", "foreignobject", "iframe", "object", "embed", "style"]);
+
+function sanitize(node) {
+  for (const child of Array.from(node.children)) {
+    const name = child.localName.toLowerCase();
+    if (DROP_ELEMENTS.has(name)) {
+      child.remove();
+      continue;
+    }
+    if (name === "a") {
+      // Graphviz wraps shapes with a tooltip in <a xlink:title=...>: keep the shapes and the tooltip as a
+      // <title>, drop the link.
+      const tip = child.getAttribute("xlink:title") || child.getAttribute("title");
+      const parent = child.parentNode;
+      if (tip && !Array.from(parent.children).some((c) => c.localName === "title")) {
+        const title = document.createElementNS(SVG_NS, "title");
+        title.textContent = tip;
+        parent.insertBefore(title, child);
+      }
+      while (child.firstChild) parent.insertBefore(child.firstChild, child);
+      child.remove();
+      continue;
+    }
+    sanitize(child);
+  }
+  for (const attr of Array.from(node.attributes || [])) {
+    const name = attr.name.toLowerCase();
+    if (name.startsWith("on") || name === "href" || name.endsWith(":href") || name === "src") {
+      node.removeAttribute(attr.name);
+    }
+  }
+}
+
+export function parseSvg(text) {
+  if (!text) return null;
+  const doc = new DOMParser().parseFromString(text, "image/svg+xml");
+  const root = doc.documentElement;
+  if (!root || root.localName !== "svg" || doc.getElementsByTagName("parsererror").length) return null;
+  sanitize(root);
+  for (const g of root.querySelectorAll("g.node, g.edge, g.cluster")) {
+    if (g.id) {
+      g.dataset.key = g.id;
+      g.removeAttribute("id");
+    }
+  }
+  for (const el of root.querySelectorAll("[id]")) el.removeAttribute("id");
+  const svg = document.importNode(root, true);
+  // Graphviz's own size in pt, never wider than the output area.
+  svg.classList.add("sl-svg");
+  return svg;
+}
+
+function el(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined && text !== null) node.textContent = String(text);
+  return node;
+}
+
+function button(label, title, onClick) {
+  const b = el("button", "sl-button", label);
+  b.type = "button";
+  b.title = title;
+  b.setAttribute("aria-label", title);
+  b.addEventListener("click", onClick);
+  return b;
+}
+
+// -- the picture: pan, zoom, click, highlight --------------------------------------------------------------
+class Picture {
+  constructor(model, onPick) {
+    this.model = model;
+    this.scale = 1;
+    this.root = el("div", "sl-picture");
+    this.root.tabIndex = 0;
+    this.root.setAttribute("role", "img");
+    this.root.setAttribute("aria-label", "graph picture: click a node to select it, arrow keys move along edges");
+    this.root.addEventListener("click", (event) => {
+      const g = event.target.closest("g.node, g.edge");
+      if (g && this.root.contains(g) && g.dataset.key) onPick(g.dataset.key);
+    });
+    this.root.addEventListener("wheel", (event) => {
+      if (!event.ctrlKey && !event.metaKey) return;
+      event.preventDefault();
+      this.zoom(event.deltaY < 0 ? 1.2 : 1 / 1.2);
+    }, { passive: false });
+    let drag = null;
+    this.root.addEventListener("pointerdown", (event) => {
+      if (event.button !== 0 || event.target.closest("g.node")) return;
+      drag = { x: event.clientX, y: event.clientY, left: this.root.scrollLeft, top: this.root.scrollTop };
+    });
+    window.addEventListener("pointerup", () => { drag = null; });
+    this.root.addEventListener("pointermove", (event) => {
+      if (!drag) return;
+      this.root.scrollLeft = drag.left - (event.clientX - drag.x);
+      this.root.scrollTop = drag.top - (event.clientY - drag.y);
+    });
+  }
+
+  show(svgText) {
+    const svg = parseSvg(svgText);
+    this.root.replaceChildren();
+    this.svg = svg;
+    if (!svg) {
+      this.root.append(el("div", "sl-empty", "(no picture: Graphviz is not installed, or the graph is empty)"));
+      return;
+    }
+    this.width = parseFloat(svg.getAttribute("width")) || null;
+    this.height = parseFloat(svg.getAttribute("height")) || null;
+    this.root.append(svg);
+    this.applyScale();
+  }
+
+  applyScale() {
+    if (!this.svg || !this.width) return;
+    this.svg.style.width = `${this.width * this.scale}pt`;
+    this.svg.style.height = `${this.height * this.scale}pt`;
+    this.svg.style.maxWidth = this.scale <= 1 ? "100%" : "none";
+  }
+
+  zoom(factor) {
+    this.scale = Math.min(8, Math.max(0.1, this.scale * factor));
+    this.applyScale();
+  }
+
+  fit() {
+    this.scale = 1;
+    this.applyScale();
+  }
+
+  mark(classes) {
+    if (!this.svg) return;
+    for (const g of this.svg.querySelectorAll("g.node.sl-marked, g.edge.sl-marked")) {
+      g.classList.remove("sl-marked", "sl-selected", "sl-client", "sl-input", "sl-neighbour");
+    }
+    for (const [key, names] of Object.entries(classes || {})) {
+      const g = this.svg.querySelector(`g[data-key="${CSS.escape(key)}"]`);
+      if (!g) continue;
+      g.classList.add("sl-marked", ...names.map((n) => `sl-${n}`));
+    }
+  }
+
+  reveal(key) {
+    if (!this.svg || !key) return;
+    const g = this.svg.querySelector(`g[data-key="${CSS.escape(key)}"]`);
+    if (g && g.scrollIntoView) g.scrollIntoView({ block: "nearest", inline: "nearest" });
+  }
+}
+
+// -- the details panel --------------------------------------------------------------------------------------
+function renderDetails(container, details, onPick) {
+  container.replaceChildren();
+  if (!details || !details.rows || !details.rows.length) {
+    container.append(el("div", "sl-hint", details && details.hint ? details.hint : "Click a node to see its details."));
+    return;
+  }
+  const title = el("div", "sl-details-title", details.title || "");
+  container.append(title);
+  const table = el("table", "sl-details-table");
+  for (const row of details.rows) {
+    const tr = el("tr");
+    tr.append(el("th", "", row.label));
+    const td = el("td");
+    const items = row.items || [];
+    if (row.text !== undefined && row.text !== null) td.append(el("span", "sl-text", row.text));
+    items.forEach((item, index) => {
+      if (index || (row.text !== undefined && row.text !== null)) td.append(el("span", "sl-sep", index ? ", " : " "));
+      if (item.key) {
+        const link = button(item.text, `go to ${item.text}`, () => onPick(item.key));
+        link.className = "sl-link";
+        link.dataset.key = item.key;
+        td.append(link);
+      } else {
+        td.append(el("span", "sl-text", item.text));
+      }
+    });
+    if (!items.length && (row.text === undefined || row.text === null)) td.append(el("span", "sl-none", row.empty || "none"));
+    tr.append(td);
+    table.append(tr);
+  }
+  container.append(table);
+  for (const action of details.actions || []) {
+    container.append(button(action.text, action.title || action.text, () => onPick(action.key, action.kind)));
+  }
+}
+
+// -- the graph view ------------------------------------------------------------------------------------------
+function renderGraphView({ model, el: host }) {
+  const root = el("div", "sl-view sl-graph-view");
+  const toolbar = el("div", "sl-toolbar");
+  toolbar.setAttribute("role", "toolbar");
+  const body = el("div", "sl-body");
+  const details = el("div", "sl-details");
+  details.setAttribute("aria-live", "polite");
+  const notice = el("div", "sl-notice");
+  const legend = el("div", "sl-legend");
+
+  const send = (message) => model.send(message);
+  const pick = (key, kind) => {
+    if (kind === "expand") send({ type: "expand", key });
+    else send({ type: "select", key });
+  };
+  const picture = new Picture(model, (key) => pick(key));
+
+  const styleSelect = el("select", "sl-select");
+  styleSelect.setAttribute("aria-label", "style of the picture");
+  for (const name of ["structure", "compact"]) {
+    const option = el("option", "", name);
+    option.value = name;
+    styleSelect.append(option);
+  }
+  styleSelect.addEventListener("change", () => send({ type: "style", style: styleSelect.value }));
+  const focusBox = el("input");
+  focusBox.type = "checkbox";
+  focusBox.id = `sl-focus-${Math.random().toString(36).slice(2)}`;
+  const focusLabel = el("label", "sl-check", " focus on the selection");
+  focusLabel.htmlFor = focusBox.id;
+  focusLabel.prepend(focusBox);
+  focusBox.addEventListener("change", () => send({ type: "focus", focus: focusBox.checked }));
+  toolbar.append(
+    el("span", "sl-toolbar-label", "style"), styleSelect, focusLabel,
+    button("+", "zoom in", () => picture.zoom(1.25)),
+    button("−", "zoom out", () => picture.zoom(0.8)),
+    button("fit", "zoom to fit the output width", () => picture.fit()),
+    button("clear", "clear the selection (Escape)", () => send({ type: "select", key: "" })),
+  );
+  picture.root.addEventListener("keydown", (event) => {
+    const moves = { ArrowUp: "up", ArrowDown: "down", ArrowLeft: "left", ArrowRight: "right" };
+    if (moves[event.key]) {
+      event.preventDefault();
+      send({ type: "move", direction: moves[event.key] });
+    } else if (event.key === "Escape") {
+      event.preventDefault();
+      send({ type: "select", key: "" });
+    } else if (event.key === "+" || event.key === "=") {
+      picture.zoom(1.25);
+    } else if (event.key === "-") {
+      picture.zoom(0.8);
+    }
+  });
+
+  body.append(picture.root, details);
+  root.append(toolbar, notice, body, legend);
+  host.append(root);
+
+  let shownSvg = null;
+  const update = () => {
+    const svg = model.get("svg");
+    if (svg !== shownSvg) {
+      picture.show(svg);
+      shownSvg = svg;
+    }
+    picture.mark(model.get("marks"));
+    renderDetails(details, model.get("panel"), pick);
+    notice.textContent = model.get("notice") || "";
+    notice.hidden = !model.get("notice");
+    legend.textContent = model.get("legend") || "";
+    styleSelect.value = model.get("style");
+    focusBox.checked = model.get("focus");
+    const selected = model.get("selected_key") || "";
+    root.dataset.selected = selected;
+    root.dataset.drawn = String(model.get("drawn"));
+    root.dataset.style = model.get("style");
+    picture.reveal(selected);
+  };
+  // Python answers an interaction with all of its traits in one message, then bumps "drawn": draw once.
+  model.on("change:drawn", update);
+  update();
+  return () => model.off("change:drawn", update);
+}
+
+const VIEWS = { graph: renderGraphView };
+
+export default {
+  render(context) {
+    const view = VIEWS[context.model.get("view")];
+    if (!view) {
+      context.el.append(el("div", "sl-empty", `unknown symlab view ${context.model.get("view")}`));
+      return undefined;
+    }
+    return view(context);
+  },
+};

@@ -1,0 +1,86 @@
+"""The foundation of symlab's widgets: one anywidget class whose JavaScript and CSS ship with the package.
+
+Every view (:class:`~symlab.notebook.graph_view.GraphView`, and the views built on it) is a
+:class:`ViewWidget`. The browser half, ``static/views.js``, shows the pictures Python draws and sends
+each click or key as one message; Python answers with every trait that changed, set together in one
+message, and bumps :attr:`ViewWidget.drawn`, the count of answers, which the browser mirrors as a
+``data-drawn`` attribute (what a test waits for). Nothing is fetched from the network: the script
+and the styles are read from the package when the first widget is made.
+
+A widget's ``__repr__`` is deterministic and its display bundle has a ``text/markdown`` summary, so
+a notebook opened untrusted, on GitHub or in nbval shows what the widget shows, in words.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import anywidget
+import traitlets
+
+__all__ = ["ViewWidget", "static_file"]
+
+
+@cache
+def static_file(name: str) -> str:
+    """The text of ``symlab/notebook/static/<name>`` (shipped as package data)."""
+    return resources.files("symlab.notebook").joinpath("static", name).read_text(encoding="utf-8")
+
+
+class ViewWidget(anywidget.AnyWidget):
+    """A symlab view: ``views.js`` draws it in the browser, Python answers its messages."""
+
+    _esm = static_file("views.js")
+    _css = static_file("views.css")
+
+    #: Which view the script draws (``"graph"``, ...).
+    view = traitlets.Unicode("graph").tag(sync=True)
+    #: How many answers Python has sent; the browser draws when it changes.
+    drawn = traitlets.Int(0).tag(sync=True)
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.on_msg(self._on_browser_message)
+
+    # -- answering -------------------------------------------------------------------------------
+    @contextmanager
+    def answer(self) -> Any:
+        """Set traits inside the block; they reach the browser as one message, with ``drawn`` bumped."""
+        with self.hold_sync():
+            yield self
+            self.drawn = self.drawn + 1
+
+    def _on_browser_message(self, widget: Any, content: Any, buffers: Any) -> None:
+        if not isinstance(content, dict) or not isinstance(content.get("type"), str):
+            return
+        handler = getattr(self, f"_on_{content['type']}", None)
+        if handler is None:
+            return
+        try:
+            handler(content)
+        except Exception as err:  # the browser cannot see a Python traceback: say what went wrong
+            with self.answer():
+                self.notice = f"{type(err).__name__}: {err}"
+
+    # -- displays ----------------------------------------------------------------------------------
+    def summary(self) -> str:
+        """One line saying what the widget shows (its ``__repr__``)."""
+        return type(self).__name__
+
+    def markdown(self) -> str:
+        """What the widget shows, as Markdown (shown where widgets are not)."""
+        return self.summary()
+
+    def __repr__(self) -> str:
+        return self.summary()
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        bundle = super()._repr_mimebundle_(**kwargs)
+        if bundle is None:
+            return None
+        data, metadata = bundle
+        data["text/markdown"] = self.markdown()
+        return data, metadata

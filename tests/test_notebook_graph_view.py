@@ -1,0 +1,231 @@
+"""GraphView through its Python model (no browser): selection, details, marks, styles, folding, focus, safety."""
+
+import re
+import xml.etree.ElementTree as ET
+from importlib import resources
+
+import pytest
+
+import symlab
+import symlab.tensor as st
+from symlab.graph.fg import FunctionGraph
+from symlab.notebook.graph_view import GraphView
+from symlab.printing import debugprint
+from symlab.printing.render import can_render
+
+HOSTILE = '<img src=x onerror="window.pwned=1">'
+needs_dot = pytest.mark.skipif(not can_render(), reason="Graphviz dot is not installed")
+
+
+def seed_graph():
+    x, y = st.dvector("x"), st.dvector("y")
+    fg = FunctionGraph([x, y], [st.exp(x) * y + x])
+    return fg
+
+
+def click(view, key):
+    """What the browser sends when a node (or an edge) is clicked."""
+    view._on_browser_message(view, {"type": "select", "key": key}, [])
+
+
+def count_messages(view):
+    sent = []
+    original = view.send_state
+    view.send_state = lambda key=None: (sent.append(set(key or ())), original(key))[1]
+    return sent
+
+
+def test_selecting_an_input_shows_its_clients_as_seed_000_writes_them():
+    fg = seed_graph()
+    view = GraphView(fg)
+    x = fg.inputs[0]
+    view.select(x)
+    assert view.selected is x and view.selected_key == fg.key(x)
+    d = view.details
+    assert d["kind"] == "input" and d["name"] == "x" and d["dtype"] == "float64" and d["static shape"] == "(?,)"
+    assert d["clients"] == [f"({c[0]}, {c[1]})" for c in fg.clients[x]] and len(d["clients"]) == 2
+    client_keys = {fg.key(node) for node, _ in fg.clients[x]}
+    assert {k for k, cls in view.marks.items() if "client" in cls} >= client_keys
+    assert view.marks[fg.key(x)] == ["selected"]
+    # the panel's links are the clients' keys: clicking one goes there
+    clients_row = next(r for r in view.panel["rows"] if r["label"] == "clients")
+    assert {item["key"] for item in clients_row["items"]} == client_keys
+    click(view, clients_row["items"][0]["key"])
+    assert view.selected in {node for node, _ in fg.clients[x]}
+
+
+def test_selecting_a_node_shows_op_props_inputs_and_clients_and_lights_them():
+    fg = seed_graph()
+    view = GraphView(fg)
+    add = fg.outputs[0].owner
+    view.select(add)
+    d = view.details
+    assert d["kind"] == "apply node" and d["op"] == "Elemwise{add,no_inplace}" and "scalar_op=add" in d["props"]
+    assert d["inputs"] == ["Elemwise{mul,no_inplace}.0", "x"] and d["clients"] == ["('output', 0)"]
+    assert "input" in view.marks[fg.key(add.inputs[0].owner)] and "input" in view.marks[fg.key(fg.inputs[0])]
+    assert "client" in view.marks["out0"]
+
+
+def test_one_message_per_click_and_a_drawn_counter_the_browser_can_wait_for():
+    fg = seed_graph()
+    view = GraphView(fg)
+    sent = count_messages(view)
+    before = view.drawn
+    click(view, fg.key(fg.inputs[1]))
+    assert view.drawn == before + 1 and len(sent) == 1
+    assert {"selected_key", "marks", "panel", "drawn"} <= set(sent[0])
+    click(view, "")  # Escape
+    assert view.selected is None and view.marks == {} and view.drawn == before + 2 and len(sent) == 2
+    click(view, "no-such-key")  # a stale click changes nothing
+    assert view.drawn == before + 2
+
+
+def test_clicking_an_edge_of_the_compact_style_selects_the_variable_it_carries():
+    fg = seed_graph()
+    view = GraphView(fg, style="compact")
+    mul_out = fg.outputs[0].owner.inputs[0]
+    edge = next(e for e in view.model.edges if e.var == fg.key(mul_out))
+    click(view, edge.key)
+    assert view.selected is mul_out and view.details["owner"] == [str(mul_out.owner)]
+    assert "selected" in view.marks[edge.key]
+
+
+@needs_dot
+def test_styles_switch_and_the_svg_maps_back_to_the_objects():
+    fg = seed_graph()
+    view = GraphView(fg, style="compact")
+    view.select(fg.inputs[0])
+    for style in ("structure", "compact"):
+        view.style = style
+        assert view.legend.startswith("blue box" if style == "structure" else "box: Apply")
+        root = ET.fromstring(view.svg)
+        groups = {g.get("id"): g.get("class") for g in root.iter("{http://www.w3.org/2000/svg}g")
+                  if "node" in (g.get("class") or "")}
+        applies = {k for k, c in groups.items() if "apply" in c.split()}
+        assert applies == {fg.key(n) for n in fg.apply_nodes}
+        for key in groups:
+            assert view.model.obj(key) is not None
+        assert view.selected is fg.inputs[0]  # the selection survives a change of style
+    with pytest.raises(Exception, match="structure' or 'compact"):
+        view.style = "fancy"
+
+
+def test_large_graphs_are_folded_expandable_and_focusable():
+    y = st.dvector("y")
+    h = st.dvector("h0")
+    for _ in range(1000):
+        h = st.tanh(h) * y
+    view = GraphView([h])
+    copies = sum(len(c) for c in view.model.copies.values())  # y, drawn once per use
+    assert len(view.model.nodes) - copies <= 90 and "nodes folded" in view.notice and "drawn once per use: y" in view.notice
+    group = next(k for k, n in view.model.nodes.items() if n.kind == "group")
+    click(view, group)
+    assert view.details["kind"] == "folded group" and view.panel["actions"][0]["kind"] == "expand"
+    hidden = view.model.nodes[group].count
+    shown = sum(n.kind == "apply" for n in view.model.nodes.values())
+    view._on_browser_message(view, {"type": "expand", "key": group}, [])
+    # a chunk at a time: a 2,000-node graph is never laid out whole
+    now = sum(n.kind == "apply" for n in view.model.nodes.values())
+    assert shown + 40 <= now <= shown + 100 and "expanded" in view.notice
+    remaining = [n for n in view.model.nodes.values() if n.kind == "group"]
+    assert remaining and sum(n.count for n in remaining) <= hidden - 40
+    view = GraphView([h])
+    deep = h.owner.inputs[0].owner.inputs[0].owner.inputs[0].owner  # soon folded away
+    view.select(deep)
+    assert view.selected is deep and view.selected_key in view.model.nodes  # shown, not hidden
+    view.focus = True
+    assert len(view.model.nodes) < 40 and view.selected_key in view.model.nodes
+    assert "focus" in view.notice
+    view.move("up")
+    assert view.selected is deep.inputs[0].owner or view.selected is deep.inputs[0]
+
+
+def test_keyboard_moves_follow_edges():
+    fg = seed_graph()
+    view = GraphView(fg)
+    view._on_browser_message(view, {"type": "move", "direction": "down"}, [])
+    assert view.selected is not None  # the first key press selects something
+    view.select(fg.inputs[0])
+    view.move("down")
+    assert view.selected in {n for n, _ in fg.clients[fg.inputs[0]]}
+    view.move("up")
+    assert view.selected is not None
+    with pytest.raises(ValueError, match="direction must be one of"):
+        view.move("sideways")
+
+
+@needs_dot
+def test_hostile_names_show_literally_and_run_nothing():
+    x = st.dvector(HOSTILE)
+    y = st.dvector("<script>alert(1)</script>")
+    z = st.dvector("javascript:alert(1)")
+    fg = FunctionGraph([x, y, z], [x * y + z])
+    view = GraphView(fg, style="structure")
+    view.select(fg.inputs[0])
+    svg = view.svg
+    for element in ET.fromstring(svg).iter():
+        assert element.tag.split("}")[-1] not in ("script", "foreignObject", "a") or element.tag.endswith("}a")
+        for name in element.attrib:
+            assert not name.split("}")[-1].lower().startswith("on") and "href" not in name.lower()
+    assert "&lt;img src=x onerror=" in svg and "javascript:alert(1)" in svg  # as text
+    assert view.details["name"] == HOSTILE
+    md = view.markdown()
+    assert f"`{HOSTILE}`" in md
+    outside_code = re.sub(r"``.*?``|`[^`]*`", "", md)
+    assert "<" not in outside_code and ">" not in outside_code  # every name is in a code span: shown as text
+
+
+def test_repr_and_markdown_are_deterministic_and_say_what_is_shown():
+    fg = seed_graph()
+    view = GraphView(fg)
+    assert repr(view) == "GraphView of a FunctionGraph: 3 nodes, compact style"
+    view.select(fg.inputs[0])
+    assert repr(view) == "GraphView of a FunctionGraph: 3 nodes, compact style, selected input x"
+    data, _ = view._repr_mimebundle_()
+    assert data["text/plain"] == repr(view) and "0x" not in data["text/plain"]
+    md = data["text/markdown"]
+    assert md.startswith("**GraphView** of a FunctionGraph") and "| clients |" in md and "Legend:" in md
+    assert GraphView(seed_graph()).markdown() == GraphView(seed_graph()).markdown()
+
+
+def test_every_kind_of_graph_object_and_clear_errors():
+    x = st.dvector("x")
+    out = st.exp(x) + 1.0
+    f = symlab.function([x], out)
+    for obj in (out, out.owner, [out, x * 2], FunctionGraph([x], [out]), f):
+        view = symlab.view(obj)
+        assert view.model.nodes and view.drawn == 1
+    with pytest.raises(TypeError, match="received int"):
+        GraphView(3)
+    with pytest.raises(ValueError, match="style must be"):
+        GraphView(out, style="pretty")
+    view = GraphView(out)
+    with pytest.raises(ValueError, match="not part of the graph"):
+        view.select(st.dvector("elsewhere"))
+    with pytest.raises(ValueError, match="no node of this graph has the key"):
+        view.select("a999")
+    with pytest.raises(ValueError, match="not a folded group"):
+        view.expand("a0")
+
+
+def test_viewing_never_changes_the_graph():
+    fg = seed_graph()
+    text, version = debugprint(fg, file="str"), fg.version
+    view = GraphView(fg)
+    for key in list(view.model.nodes):
+        click(view, key)
+    view.style = "structure"
+    view.focus = True
+    view.move("up")
+    assert debugprint(fg, file="str") == text and fg.version == version
+    fg.check_integrity()
+
+
+def test_script_and_styles_ship_inside_the_package():
+    static = resources.files("symlab.notebook").joinpath("static")
+    js, css = static.joinpath("views.js").read_text(), static.joinpath("views.css").read_text()
+    assert "export default" in js and "DOMParser" in js and ".innerHTML" not in js and "insertAdjacentHTML" not in js
+    assert "prefers-reduced-motion" in css
+    assert not re.search(r"https?://(?!www\.w3\.org/2000/svg)", js + css)  # nothing fetched at run time
+    view = GraphView(seed_graph())
+    assert view._esm == js and view._css == css
