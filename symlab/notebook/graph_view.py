@@ -451,8 +451,8 @@ _WHAT = {"variable": "a Variable", "apply": "an Apply node", "list": "a list of 
 def _code(text: str) -> str:
     """``text`` as a Markdown code span: shown literally (HTML in it is text), safe in a table cell.
 
-    >>> _code("<b>|x|</b>"), _code("a`b")
-    ('`<b>\\|x\\|</b>`', '`` a`b ``')
+    >>> print(_code("<b>|x|</b>"), _code("a`b"))
+    `<b>\\|x\\|</b>` `` a`b ``
     """
     text = " ".join(str(text).splitlines()).replace("|", "\\|")
     if "`" in text:
