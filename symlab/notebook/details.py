@@ -87,17 +87,23 @@ def _client_text(client: tuple[Any, int]) -> str:
     return f"('output', {i})" if node == "output" else f"({node}, {i})"
 
 
-def _users(var: Variable, nodes: list[Apply]) -> list[tuple[Any, int]]:
-    return [(node, i) for node in nodes for i, inp in enumerate(node.inputs) if inp is var]
+def _users(var: Variable, nodes: list[Apply], outputs: tuple[Variable, ...] = ()) -> list[tuple[Any, int]]:
+    found: list[tuple[Any, int]] = [(node, i) for node in nodes for i, inp in enumerate(node.inputs) if inp is var]
+    return found + [("output", k) for k, out in enumerate(outputs) if out is var]
 
 
-def describe(obj: Any, fgraph: Any = None, nodes: list[Apply] | None = None) -> list[Row]:
-    """The panel's rows for ``obj``; ``fgraph`` gives its clients, else ``nodes`` (the drawn graph)."""
+def describe(obj: Any, fgraph: Any = None, nodes: list[Apply] | None = None,
+             outputs: tuple[Variable, ...] = ()) -> list[Row]:
+    """The panel's rows for ``obj``.
+
+    ``fgraph`` gives its clients; without one, ``nodes`` (the drawn graph) and ``outputs`` (the drawn
+    results, as ``('output', k)``) say who uses it in the picture.
+    """
     kind = kind_of(obj, fgraph)
     if kind == "apply":
-        return _apply_rows(obj, fgraph, nodes)
+        return _apply_rows(obj, fgraph, nodes, outputs)
     if kind in ("input", "constant", "output", "variable"):
-        return _variable_rows(obj, kind, fgraph, nodes)
+        return _variable_rows(obj, kind, fgraph, nodes, outputs)
     if kind == "op":
         users = [n for n in (nodes or []) if n.op == obj]
         return [Row("kind", "op"), Row("op", str(obj)), Row("props", _props(obj)),
@@ -120,7 +126,8 @@ def _shape(t: Any) -> str:
     return "(" + ", ".join("?" if s is None else str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
 
 
-def _variable_rows(var: Variable, kind: str, fgraph: Any, nodes: list[Apply] | None) -> list[Row]:
+def _variable_rows(var: Variable, kind: str, fgraph: Any, nodes: list[Apply] | None,
+                   outputs: tuple[Variable, ...]) -> list[Row]:
     rows = [Row("kind", kind), Row("name", var.name if var.name is not None else "(unnamed)"),
             Row("type", repr(var.type)), Row("dtype", str(getattr(var.type, "dtype", "-"))),
             Row("static shape", _shape(var.type))]
@@ -136,13 +143,14 @@ def _variable_rows(var: Variable, kind: str, fgraph: Any, nodes: list[Apply] | N
         rows.append(Row("clients", None, [(_client_text(c), None if c[0] == "output" else c[0]) for c in clients],
                         empty="[] (unused)"))
     else:
-        users = _users(var, nodes or [])
-        rows.append(Row("used by (in this picture)", None, [(_client_text(c), c[0]) for c in users],
+        users = _users(var, nodes or [], outputs)
+        rows.append(Row("used by (in this picture)", None,
+                        [(_client_text(c), None if c[0] == "output" else c[0]) for c in users],
                         empty="nothing drawn here"))
     return rows
 
 
-def _apply_rows(node: Apply, fgraph: Any, nodes: list[Apply] | None) -> list[Row]:
+def _apply_rows(node: Apply, fgraph: Any, nodes: list[Apply] | None, outputs: tuple[Variable, ...]) -> list[Row]:
     rows = [Row("kind", "apply node"), Row("op", str(node.op)), Row("props", _props(node.op)),
             Row("inputs", None, [(str(v), v) for v in node.inputs]),
             Row("outputs", None, [(f"{v} : {v.type!r}", v) for v in node.outputs])]
@@ -151,7 +159,7 @@ def _apply_rows(node: Apply, fgraph: Any, nodes: list[Apply] | None) -> list[Row
         if fgraph is not None and out in fgraph:
             found = fgraph.clients[out]
         else:
-            found = _users(out, nodes or [])
+            found = _users(out, nodes or [], outputs)
         clients.extend((_client_text(c), None if c[0] == "output" else c[0]) for c in found)
     label = "clients" if fgraph is not None else "used by (in this picture)"
     rows.append(Row(label, None, clients, empty="[] (unused)"))

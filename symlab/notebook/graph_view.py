@@ -54,7 +54,9 @@ class GraphView(ViewWidget):
     """A clickable picture of a graph; see the module documentation."""
 
     svg = traitlets.Unicode("").tag(sync=True)
-    style = traitlets.Unicode("compact").tag(sync=True)
+    #: The style drawn (``view.style``; not a trait named ``style``: ipywidgets' JavaScript reads that name as
+    #: a reference to a Style widget).
+    picture_style = traitlets.Unicode("compact").tag(sync=True)
     focus = traitlets.Bool(False).tag(sync=True)
     selected_key = traitlets.Unicode("").tag(sync=True)
     marks = traitlets.Dict().tag(sync=True)
@@ -89,12 +91,23 @@ class GraphView(ViewWidget):
                     self._consumers[inp.owner].append(node)
         self.model: GraphModel | None = None
         self._ready = False
-        super().__init__(view="graph", style=style)
+        super().__init__(view="graph", picture_style=style)
         self._ready = True
         with self.answer():
             self._draw()
 
     # -- what is shown ---------------------------------------------------------------------------
+    @property
+    def style(self) -> str:
+        """``"structure"`` (seed 000's object diagram) or ``"compact"`` (one box per Apply node); settable."""
+        return self.picture_style
+
+    @style.setter
+    def style(self, value: str) -> None:
+        if value not in LEGENDS:
+            raise ValueError(f"GraphView.style must be 'structure' or 'compact', received {value!r}")
+        self.picture_style = value
+
     @property
     def fgraph(self) -> Any:
         """The FunctionGraph the view draws (``None`` for bare Variables and Apply nodes)."""
@@ -111,7 +124,7 @@ class GraphView(ViewWidget):
         obj = self.selected
         if obj is None:
             return {}
-        return {row.label: row.plain() for row in describe(obj, self.fgraph, self._order)}
+        return {row.label: row.plain() for row in describe(obj, self.fgraph, self._order, self._subject.outputs)}
 
     def key_of(self, obj: Any) -> str:
         """The stable key under which ``obj`` is drawn (or would be: a folded node's own key)."""
@@ -178,7 +191,7 @@ class GraphView(ViewWidget):
 
     def _on_style(self, content: dict[str, Any]) -> None:
         if content.get("style") in LEGENDS:
-            self.style = content["style"]
+            self.picture_style = content["style"]
 
     def _on_focus(self, content: dict[str, Any]) -> None:
         self.focus = bool(content.get("focus"))
@@ -195,12 +208,16 @@ class GraphView(ViewWidget):
     def _on_expand(self, content: dict[str, Any]) -> None:
         self.expand(str(content.get("key")))
 
-    @traitlets.observe("style", "focus")
+    @traitlets.validate("picture_style")
+    def _valid_style(self, proposal: Any) -> str:
+        if proposal["value"] not in LEGENDS:
+            raise traitlets.TraitError(f"GraphView.style must be 'structure' or 'compact', not {proposal['value']!r}")
+        return proposal["value"]
+
+    @traitlets.observe("picture_style", "focus")
     def _redraw(self, change: Any) -> None:
         if not self._ready:
             return
-        if change["name"] == "style" and change["new"] not in LEGENDS:
-            raise traitlets.TraitError(f"GraphView.style must be 'structure' or 'compact', not {change['new']!r}")
         with self.answer():
             self._draw()
 
@@ -306,7 +323,7 @@ class GraphView(ViewWidget):
             rows = describe(self.model.nodes[key].obj)
             actions = [{"text": f"expand these {self.model.nodes[key].count} nodes", "key": key, "kind": "expand"}]
         else:
-            rows = describe(obj, self.fgraph, self._order)
+            rows = describe(obj, self.fgraph, self._order, self._subject.outputs)
             actions = []
         self.panel = {"title": _title(obj, kind_of(obj, self.fgraph)), "rows": [r.as_json(self._link_key) for r in rows],
                       "actions": actions}

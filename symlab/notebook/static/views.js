@@ -263,12 +263,12 @@ function renderGraphView({ model, el: host }) {
     notice.textContent = model.get("notice") || "";
     notice.hidden = !model.get("notice");
     legend.textContent = model.get("legend") || "";
-    styleSelect.value = model.get("style");
+    styleSelect.value = model.get("picture_style");
     focusBox.checked = model.get("focus");
     const selected = model.get("selected_key") || "";
     root.dataset.selected = selected;
     root.dataset.drawn = String(model.get("drawn"));
-    root.dataset.style = model.get("style");
+    root.dataset.style = model.get("picture_style");
     picture.reveal(selected);
   };
   // Python answers an interaction with all of its traits in one message, then bumps "drawn": draw once.
