@@ -3,6 +3,11 @@
 Run alone: ``.venv/bin/python benchmarks/bench_views.py [--quick]``; ``make bench`` runs it after the
 workloads and saves its rows with theirs. Each row is a figure, its limit and PASS/FAIL.
 
+Graph view (issue 18): the time to open a ``GraphView`` until its first picture is rendered, and the
+time Python takes to answer a selection (details, marks), on graphs of 10, 200 and 2,000 nodes
+(``tanh(h) * y`` repeated). Limits: a selection under 50 ms; a first picture under 300 ms at 200 nodes
+and under 1 s at 2,000 (folded).
+
 Walking a trace: a chain of 400 blocks of ``neg(neg(x * 1.0)) + 0.0`` is rewritten with fusion and
 inplace excluded (about 2,800 steps); a :class:`~symlab.rewriting.cursor.TraceCursor` then visits
 every step in order and back to the start. The walk must take at most 10 times the rewrite itself
@@ -97,9 +102,43 @@ def trace_walk_rows(quick: bool) -> list[dict[str, Any]]:
     ]
 
 
+def tanh_chain(nodes: int) -> list[Any]:
+    """``h = tanh(h) * y``, ``nodes // 2`` times: ``nodes`` Apply nodes, ``y`` used by half of them."""
+    y, h = T.dvector("y"), T.dvector("h")
+    for _ in range(nodes // 2):
+        h = T.tanh(h) * y
+    return [h]
+
+
+def graph_view_rows(quick: bool) -> list[dict[str, Any]]:
+    from symlab.notebook.graph_view import GraphView
+
+    rows: list[dict[str, Any]] = []
+    repeat = 2 if quick else 5
+    for nodes, first_limit in ((10, None), (200, 0.3), (2000, 1.0)):
+        outputs = tanh_chain(nodes)
+        first_s, view = _best(lambda outputs=outputs: GraphView(outputs), repeat)
+        row = {"name": f"graph view: open to first picture, {nodes} nodes ({len(view.model.nodes)} drawn)",
+               "seconds": first_s}
+        if first_limit is not None:
+            row.update(ratio=first_s / first_limit, limit=1.0, of=f"the {first_limit * 1e3:.0f} ms target")
+        rows.append(row)
+        targets = [n for n in view.model.nodes if view.model.nodes[n].kind in ("apply", "input")][:20]
+
+        def select_all(view: Any = view, targets: list[str] = targets) -> None:
+            for key in targets:
+                view._on_browser_message(view, {"type": "select", "key": key}, [])
+
+        select_s, _ = _best(select_all, repeat)
+        per = select_s / max(1, len(targets))
+        rows.append({"name": f"graph view: answer a selection, {nodes} nodes (mean of {len(targets)})",
+                     "seconds": per, "ratio": per / 0.05, "limit": 1.0, "of": "the 50 ms target"})
+    return rows
+
+
 def measure(quick: bool = False) -> list[dict[str, Any]]:
     """Every row of the views' benchmarks; a row with ``limit`` has a ``status``, PASS or FAIL."""
-    rows = trace_walk_rows(quick)
+    rows = graph_view_rows(quick) + trace_walk_rows(quick)
     for row in rows:
         if "limit" in row:
             row["status"] = "PASS" if row["ratio"] <= row["limit"] else "FAIL"
