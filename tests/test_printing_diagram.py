@@ -151,7 +151,7 @@ def test_compact_colours_and_tooltips():
     colors = dmod.COMPACT_COLORS
     assert fills["x"] == colors["input"]
     assert fills["2"] == colors["constant"]
-    assert fills["TensorType(float64, ())"] == colors["output"]
+    assert fills["output 0\\nfloat64 ()"] == colors["output"]  # an unnamed result says which, and its type
     assert fills["Elemwise{mul,no_inplace}"] == colors["apply"]
     assert len({colors["input"], colors["constant"], colors["output"], colors["apply"]}) == 4
     assert nodes[by_label(nodes)["x"]]["tooltip"] == "x : TensorType(float64, (?,))"

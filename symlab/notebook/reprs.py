@@ -40,6 +40,10 @@ from symlab.printing.subject import Subject, subject_of
 
 #: The folding budget of the diagrams in displays.
 DIAGRAM_MAX_NODES = 60
+#: A graph deeper than this many ranks is folded to about one screen (its middle hidden).
+DIAGRAM_MAX_RANKS = 24
+#: The largest picture, in inches (``W,H``): a larger drawing is scaled down, never wider than the output.
+DIAGRAM_FIT = "9.5,9"
 #: Graphs of Variables/Apply nodes with at most this many Apply nodes display in the structure style.
 STRUCTURE_MAX_APPLY = 3
 #: ``text/plain`` is cut after this many lines.
@@ -163,8 +167,27 @@ def diagram_source(obj: Any) -> str:
     from symlab.printing.model import build_model
 
     subject = obj if isinstance(obj, Subject) else subject_of(obj, "diagram_source")
-    model = build_model(subject, style=_style(subject), max_nodes=DIAGRAM_MAX_NODES, caller="diagram_source")
-    return to_dot(model).source
+    if not subject.is_graph:
+        return to_dot(build_model(subject, style="structure", caller="diagram_source")).source
+    budget = DIAGRAM_MAX_NODES if _depth(subject) <= DIAGRAM_MAX_RANKS else DIAGRAM_MAX_RANKS
+    model = build_model(subject, style=_style(subject), max_nodes=budget, caller="diagram_source")
+    notes = []
+    if model.folded or len(model.nodes) >= 30:
+        notes.append("symlab.view(...) shows it with pan, zoom, folds to expand and clickable nodes")
+    return to_dot(model, legend=True, fit=DIAGRAM_FIT, notes=notes).source
+
+
+def _depth(subject: Subject) -> int:
+    """The number of ranks of the subject's graph: the longest chain of Apply nodes."""
+    from symlab.printing.folding import toposort
+
+    level: dict[Any, int] = {}
+    deepest = 0
+    for node in toposort(list(subject.outputs))[0]:
+        here = 1 + max((level.get(i.owner, 0) for i in node.inputs if i.owner is not None), default=0)
+        level[node] = here
+        deepest = max(deepest, here)
+    return deepest
 
 
 def pretty(obj: Any, printer: Any, cycle: bool) -> None:

@@ -58,6 +58,7 @@ This module imports ``graphviz`` only when a diagram is built.
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Iterable
 from typing import Any
@@ -65,7 +66,7 @@ from typing import Any
 from symlab.printing.model import DEFAULT_MAX_NODES, STYLES, DrawEdge, DrawNode, GraphModel, build_model
 
 __all__ = ["CLASS_STYLES", "COMPACT_COLORS", "STRUCTURE_COLORS", "diagram", "node_count", "to_dot"]
-__all__ += ["DEFAULT_MAX_NODES", "STYLES"]
+__all__ += ["DEFAULT_MAX_NODES", "LEGENDS", "STYLES", "legend_label"]
 
 #: ``(border colour, fill colour)`` of each kind of object in the structure style (seed 000).
 STRUCTURE_COLORS = {
@@ -141,12 +142,42 @@ def _classes(kind: str, classes: set[str]) -> str:
     return " ".join([kind, *sorted(classes)])
 
 
-def to_dot(model: GraphModel) -> Any:
+#: The legend of each style: ``(text, border colour, fill colour)`` of each kind of node.
+LEGENDS = {
+    "structure": [("Apply", *STRUCTURE_COLORS["apply"]), ("Variable", *STRUCTURE_COLORS["variable"]),
+                  ("Op", *STRUCTURE_COLORS["op"]), ("Type", *STRUCTURE_COLORS["type"])],
+    "compact": [("operation (Apply)", "black", COMPACT_COLORS["apply"]), ("input", "black", COMPACT_COLORS["input"]),
+                ("constant", "black", COMPACT_COLORS["constant"]), ("output", "black", COMPACT_COLORS["output"])],
+}
+
+
+def _html(text: str) -> str:
+    """``text`` inside a Graphviz HTML-like label: shown literally."""
+    return html.escape(str(text), quote=True)
+
+
+def legend_label(style: str, notes: list[str]) -> str:
+    """A graph label: the colours of ``style``'s nodes, then ``notes`` (escaped), as an HTML-like table.
+
+    Only this module's constant texts and the escaped notes go into it.
+    """
+    cells = "".join(f'<TD BORDER="1" COLOR="{color}" BGCOLOR="{fill}">{_html(text)}</TD>'
+                    for text, color, fill in LEGENDS[style])
+    rows = [f"<TR>{cells}</TR>"]
+    rows += [f'<TR><TD COLSPAN="{len(LEGENDS[style])}"><FONT COLOR="{NOTE_COLOR}">{_html(n)}</FONT></TD></TR>'
+             for n in notes]
+    return f'<<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="3" CELLPADDING="2">{"".join(rows)}</TABLE>>'
+
+
+def to_dot(model: GraphModel, legend: bool = False, fit: str | None = None, notes: Iterable[str] = ()) -> Any:
     """The DOT of ``model``, as a ``graphviz.Digraph`` (``.source`` is the text).
 
     Node names and ``id`` attributes are the model's keys; ``class`` is the
     kind then the highlight classes, for nodes and edges alike. A folded
-    model's :attr:`~symlab.printing.model.GraphModel.note` is the graph's label.
+    model's :attr:`~symlab.printing.model.GraphModel.note`, and ``notes``,
+    are the graph's label; with ``legend=True`` the label is a small legend
+    of the style's colours above them. ``fit`` (``"W,H"`` in inches) scales
+    a larger drawing down to that size.
 
     >>> import symlab.tensor as st
     >>> from symlab.printing.model import build_model
@@ -162,7 +193,7 @@ def to_dot(model: GraphModel) -> Any:
         v1 [label=2 class=constant fillcolor="#e9ecef" id=v1 shape=ellipse style=filled tooltip="TensorConstant{2} : TensorType(int64, ())"]
         a4 [label="Elemwise{mul,no_inplace}" class=apply fillcolor="#cfe2ff" id=a4 shape=box style=filled tooltip="Elemwise{mul,no_inplace}"]
         v0 [label=x class="input selected" color="#d63384" fillcolor="#b7e4c7" id=v0 penwidth=3 shape=ellipse style=filled tooltip="x : TensorType(float64, (?,))"]
-        out0 [label="TensorType(float64, (?,))" class=output fillcolor="#9ec5fe" id=out0 shape=ellipse style=filled tooltip="Elemwise{mul,no_inplace}.0 : TensorType(float64, (?,))"]
+        out0 [label="output 0\\nfloat64 (?,)" class=output fillcolor="#9ec5fe" id=out0 shape=ellipse style=filled tooltip="Elemwise{mul,no_inplace}.0 : TensorType(float64, (?,))"]
         v1 -> a2 [class=input id=v1_a2 tooltip="TensorConstant{2} : TensorType(int64, ())"]
         v0 -> a4 [label=0 class=input id=v0_a4 tooltip="x : TensorType(float64, (?,))"]
         a2 -> a4 [label=1 class=input id=a2_a4 tooltip="DimShuffle{x}.0 : TensorType(int64, (1,))"]
@@ -172,9 +203,14 @@ def to_dot(model: GraphModel) -> Any:
     import graphviz
 
     graph_attr: dict[str, Any] = {"rankdir": "TB"} if model.style == "compact" else {}
-    note = model.note
-    if note is not None:
-        graph_attr.update(label=_label(note), labelloc="b", fontsize="10", fontcolor=NOTE_COLOR)
+    lines = [model.note] if model.note is not None else []
+    lines += list(notes)
+    if legend:
+        graph_attr.update(label=legend_label(model.style, lines), labelloc="b", fontsize="10")
+    elif lines:
+        graph_attr.update(label=_label("; ".join(lines)), labelloc="b", fontsize="10", fontcolor=NOTE_COLOR)
+    if fit is not None:
+        graph_attr["size"] = fit  # inches; a larger drawing is scaled down to fit
     dot = graphviz.Digraph(graph_attr=graph_attr, node_attr={"fontsize": "11"}, edge_attr={"fontsize": "9"})
     for node in model.nodes.values():
         attrs = _node_attrs(model.style, node)

@@ -11,7 +11,7 @@ hides, and give every graph object the key the model's key function says.
 >>> from symlab.printing.model import build_model
 >>> x = st.dscalar("x")
 >>> [n.label for n in build_model(x + 1, style="compact").nodes.values()]
-[['Elemwise{add,no_inplace}'], ['x'], ['1'], ['TensorType(float64, ())']]
+[['Elemwise{add,no_inplace}'], ['x'], ['1'], ['output 0', 'float64 ()']]
 """
 
 from __future__ import annotations
@@ -40,13 +40,40 @@ def _var_text(var: Variable) -> str:
     return leaf_text(var) if var.owner is None else str(var)
 
 
+def type_text(t: Any) -> str:
+    """A type at a glance: ``float64 (?, 3)`` for a tensor type, its repr otherwise."""
+    dtype, shape = getattr(t, "dtype", None), getattr(t, "shape", None)
+    if dtype is None or shape is None:
+        return repr(t)
+    dims = ", ".join("?" if d is None else str(d) for d in shape)
+    return f"{dtype} ({dims}{',' if len(shape) == 1 else ''})"
+
+
+def _var_lines(var: Variable) -> list[str]:
+    """The label of a variable box: its name or what computes it; an unnamed input says so, with its type."""
+    if var.name is None and var.owner is None and not isinstance(var, Constant):
+        return ["unnamed input", type_text(var.type)]
+    return [_short(_var_text(var))]
+
+
 def _op_label(op: Any) -> list[str]:
+    """The lines of an op's circle: short lines, its props wrapped at commas (a circle grows with its width)."""
     scalar_op = getattr(op, "scalar_op", None)
     if scalar_op is not None and type(op).__name__ == "Elemwise":
         return [str(scalar_op)] + (["inplace"] if getattr(op, "inplace_pattern", ()) else [])
     text = str(op)
     head, brace, rest = text.partition("{")
-    return [head, brace + rest] if brace and head else [text]
+    if not (brace and head):
+        return [text]
+    lines, line = [head], ""
+    for part in (brace + rest).split(","):
+        piece = part if not line else "," + part
+        if line and len(line) + len(piece) > 16:
+            lines.append(line + ",")
+            line = part
+        else:
+            line += piece
+    return lines + [line]
 
 
 def _var_tooltip(var: Variable) -> str:
@@ -137,7 +164,7 @@ class StructurePainter(Painter):
         var = self.canonical_var(var)
         if var in self.spread:
             first = self.keys(var) not in self.model.copies
-            node = DrawNode(self.copy_key(var), "variable", [_short(_var_text(var))], var, _var_tooltip(var),
+            node = DrawNode(self.copy_key(var), "variable", _var_lines(var), var, _var_tooltip(var),
                             self.classes(var))
             key = self.model._add_copy(node, self.keys(var), var).key
             if first:  # one arrow to the type is enough
@@ -146,7 +173,7 @@ class StructurePainter(Painter):
         if self.has(var):
             return self.model._where[var]
         key = self.keys(var)
-        label = [_short(_var_text(var))]
+        label = _var_lines(var)
         self.model._add(DrawNode(key, "variable", label, var, _var_tooltip(var), self.classes(var)), var)
         if var.owner is not None:
             self.model._edge(key, self.owner_key(var.owner), "owner", "owner")
@@ -192,8 +219,12 @@ class CompactPainter(Painter):
     def var_label(self, var: Variable, output: int | None = None) -> list[str]:
         if var.name is not None:
             main = var.name
-        elif isinstance(var, Constant) or (var.owner is None and output is None):
+        elif isinstance(var, Constant):
             main = _var_text(var)
+        elif output is not None:  # an unnamed result: say which, and what it holds
+            return [f"output {output}", type_text(var.type)]
+        elif var.owner is None:
+            return ["unnamed input", type_text(var.type)]
         else:
             main = repr(var.type)
         lines = [_short(main)]
