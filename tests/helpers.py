@@ -40,3 +40,13 @@ def run_fgraph(fgraph, values, copy_mutable=True):
         for out, cell in zip(node.outputs, cells):
             store[out] = cell[0]
     return [store[o] if o in store else o.data for o in fgraph.outputs]
+
+
+def sum_of_scalars(names, out_name):
+    """``names[0] + names[1] + ...`` over double scalars with those (often hostile) names: (inputs, output)."""
+    vs = [st.dscalar(name) for name in names]
+    out = vs[0]
+    for v in vs[1:]:
+        out = out + v
+    out.name = out_name
+    return vs, out

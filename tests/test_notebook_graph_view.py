@@ -229,3 +229,21 @@ def test_script_and_styles_ship_inside_the_package():
     assert not re.search(r"https?://(?!www\.w3\.org/2000/svg)", js + css)  # nothing fetched at run time
     view = GraphView(seed_graph())
     assert view._esm == js and view._css == css
+
+
+def test_a_built_wheel_contains_the_script_and_styles(tmp_path):
+    """setuptools leaves .js/.css out of a wheel unless they are declared package data."""
+    import subprocess
+    import sys
+    import zipfile
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path), str(root)],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    (wheel,) = tmp_path.glob("symlab-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    assert {"symlab/notebook/static/views.js", "symlab/notebook/static/views.css"} <= names

@@ -9,6 +9,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from helpers import sum_of_scalars
 
 import symlab.tensor as st
 from symlab.graph.fg import FunctionGraph
@@ -218,12 +219,7 @@ HOSTILE = ["<script>", "<lambda>", 'a"b', "C:\\new", "\\l\\N", "x&amp;y", "<b>bo
 
 
 def hostile_graph():
-    vs = [st.dscalar(name) for name in HOSTILE]
-    out = vs[0]
-    for v in vs[1:]:
-        out = out + v
-    out.name = "out<>\\"
-    return vs, out
+    return sum_of_scalars(HOSTILE, "out<>\\")
 
 
 def test_hostile_names_in_dot():

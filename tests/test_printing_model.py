@@ -11,6 +11,7 @@ import sys
 import xml.etree.ElementTree as ET
 
 import pytest
+from helpers import sum_of_scalars
 
 import symlab
 import symlab.tensor as st
@@ -416,11 +417,7 @@ HOSTILE = ["<script>", "<img src=x onerror=alert(1)>", 'a"b', "C:\\new", "javasc
 
 
 def hostile_fgraph():
-    vs = [st.dscalar(name) for name in HOSTILE]
-    out = vs[0]
-    for v in vs[1:]:
-        out = out + v
-    out.name = "<script>alert(1)</script>"
+    vs, out = sum_of_scalars(HOSTILE, "<script>alert(1)</script>")
     return FunctionGraph(vs, [out], clone=False)
 
 
