@@ -19,16 +19,24 @@ from symlab.notebook.reprs import mimebundle, plain_text
 set_display_hook(mimebundle)
 
 #: Widgets, loaded (with anywidget) when first used.
-_LAZY = {"GraphView": "symlab.notebook.graph_view"}
+_LAZY = {"GraphView": "symlab.notebook.graph_view", "RewriteStepper": "symlab.notebook.stepper"}
 
 
 def view(obj: Any, **options: Any) -> Any:
-    """The interactive view of ``obj``: a :class:`~symlab.notebook.graph_view.GraphView` you click.
+    """The interactive view of ``obj``.
 
-    ``obj`` is a Variable, an Apply node, a list of them, a FunctionGraph or
-    a compiled Function; ``options`` go to the view (``style``,
-    ``max_nodes``, ``focus_radius``).
+    A :class:`~symlab.notebook.graph_view.GraphView` you click for a
+    Variable, an Apply node, a list of them, a FunctionGraph or a compiled
+    Function (``options``: ``style``, ``max_nodes``, ``focus_radius``); a
+    :class:`~symlab.notebook.stepper.RewriteStepper` for a RewriteTrace
+    (``f.trace``).
     """
+    from symlab.rewriting.trace import RewriteTrace
+
+    if isinstance(obj, RewriteTrace):
+        from symlab.notebook.stepper import RewriteStepper
+
+        return RewriteStepper(obj, **options)
     from symlab.notebook.graph_view import GraphView
 
     return GraphView(obj, **options)
@@ -45,4 +53,4 @@ def __getattr__(name: str) -> Any:
     return value
 
 
-__all__ = ["GraphView", "mimebundle", "plain_text", "view"]
+__all__ = ["GraphView", "RewriteStepper", "mimebundle", "plain_text", "view"]

@@ -90,7 +90,7 @@ NOTE_COLOR = "#6c757d"
 #: How each highlight class paints a node or an edge; when a node has several, the first listed wins.
 CLASS_STYLES = {
     "selected": {"color": "#d63384", "penwidth": "3"},
-    "created": {"color": HIGHLIGHT_COLOR, "penwidth": "3"},
+    "created": {"color": "#2f9e44", "penwidth": "3"},
     "highlight": {"color": HIGHLIGHT_COLOR, "penwidth": "3"},
     "removed": {"color": "#dc3545", "penwidth": "2", "style": "dashed"},
     "client": {"color": "#0d6efd", "penwidth": "2"},

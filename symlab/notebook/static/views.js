@@ -277,7 +277,189 @@ function renderGraphView({ model, el: host }) {
   return () => model.off("change:drawn", update);
 }
 
-const VIEWS = { graph: renderGraphView };
+
+// -- the rewrite stepper -------------------------------------------------------------------------------------
+function renderStepper({ model, el: host }) {
+  const root = el("div", "sl-view sl-stepper");
+  root.tabIndex = 0;
+  root.setAttribute("aria-label", "rewrite stepper: left and right arrow keys move between steps");
+  const send = (message) => model.send(message);
+  const toolbar = el("div", "sl-toolbar");
+  toolbar.setAttribute("role", "toolbar");
+  const slider = el("input", "sl-slider");
+  slider.type = "range";
+  slider.min = "0";
+  slider.setAttribute("aria-label", "step");
+  slider.addEventListener("input", () => send({ type: "goto", step: Number(slider.value) }));
+  const position = el("span", "sl-position");
+  const compareBox = el("input");
+  compareBox.type = "checkbox";
+  compareBox.id = `sl-compare-${Math.random().toString(36).slice(2)}`;
+  const compareLabel = el("label", "sl-check", " unoptimized | optimized");
+  compareLabel.htmlFor = compareBox.id;
+  compareLabel.prepend(compareBox);
+  compareBox.addEventListener("change", () => send({ type: "compare", compare: compareBox.checked }));
+  toolbar.append(
+    button("⏮", "first step (the unoptimized graph)", () => send({ type: "move", direction: "first" })),
+    button("◀", "previous step (←)", () => send({ type: "move", direction: "prev" })),
+    slider,
+    button("▶", "next step (→)", () => send({ type: "move", direction: "next" })),
+    button("⏭", "last step (the optimized graph)", () => send({ type: "move", direction: "last" })),
+    position,
+    button("◀ rule", "previous use of this step's rule", () => send({ type: "rule", backward: true })),
+    button("rule ▶", "next use of this step's rule", () => send({ type: "rule", backward: false })),
+    compareLabel,
+  );
+  const notice = el("div", "sl-notice");
+  const panes = el("div", "sl-panes");
+  const before = new Picture(model, () => {});
+  const after = new Picture(model, () => {});
+  const beforeBox = el("div", "sl-pane sl-before");
+  const afterBox = el("div", "sl-pane sl-after");
+  const beforeTitle = el("div", "sl-pane-title");
+  const afterTitle = el("div", "sl-pane-title");
+  beforeBox.append(beforeTitle, before.root);
+  afterBox.append(afterTitle, after.root);
+  panes.append(beforeBox, afterBox);
+  const lower = el("div", "sl-body");
+  const card = el("div", "sl-card");
+  card.setAttribute("aria-live", "polite");
+  const listBox = el("div", "sl-steps");
+  const filter = el("input", "sl-filter");
+  filter.type = "search";
+  filter.placeholder = "filter rules";
+  filter.setAttribute("aria-label", "filter the steps by rule name");
+  const hideBox = el("input");
+  hideBox.type = "checkbox";
+  hideBox.id = `sl-hide-${Math.random().toString(36).slice(2)}`;
+  const hideLabel = el("label", "sl-check", " hide refused");
+  hideLabel.htmlFor = hideBox.id;
+  hideLabel.prepend(hideBox);
+  const list = el("ol", "sl-step-list");
+  listBox.append(filter, hideLabel, list);
+  lower.append(card, listBox);
+  root.append(toolbar, notice, panes, lower);
+  host.append(root);
+
+  root.addEventListener("keydown", (event) => {
+    if (event.target.closest("input, select, textarea")) return;
+    if (event.key === "ArrowRight") send({ type: "move", direction: "next" });
+    else if (event.key === "ArrowLeft") send({ type: "move", direction: "prev" });
+    else if (event.key === "Home") send({ type: "move", direction: "first" });
+    else if (event.key === "End") send({ type: "move", direction: "last" });
+    else return;
+    event.preventDefault();
+  });
+
+  let rows = [];
+  const buildList = () => {
+    list.replaceChildren();
+    rows = model.get("steps").map(([index, phase, rule, accepted]) => {
+      const li = el("li", accepted ? "sl-step" : "sl-step sl-refused");
+      li.value = index;
+      li.dataset.step = String(index);
+      li.dataset.rule = rule;
+      li.append(el("span", "sl-step-phase", phase), el("span", "sl-step-rule", rule),
+                el("span", "sl-step-status", accepted ? "applied" : "refused"));
+      li.addEventListener("click", () => send({ type: "goto", step: index }));
+      list.append(li);
+      return li;
+    });
+  };
+  const applyFilter = () => {
+    const words = filter.value.trim().toLowerCase();
+    for (const li of rows) {
+      const hidden = (hideBox.checked && li.classList.contains("sl-refused"))
+        || (words && !li.dataset.rule.toLowerCase().includes(words));
+      li.hidden = Boolean(hidden);
+    }
+  };
+  filter.addEventListener("input", applyFilter);
+  hideBox.addEventListener("change", applyFilter);
+
+  const renderCard = (data) => {
+    card.replaceChildren(el("div", "sl-details-title", data.title || ""));
+    if (data.counts) {
+      const table = el("table", "sl-details-table");
+      const head = el("tr");
+      head.append(el("th", "", "rule"), el("th", "", "applied"), el("th", "", "refused"));
+      table.append(head);
+      for (const [rule, applied, refused] of data.counts) {
+        const tr = el("tr");
+        tr.append(el("td", "", rule), el("td", "", applied), el("td", "", refused));
+        table.append(tr);
+      }
+      card.append(table);
+      return;
+    }
+    const table = el("table", "sl-details-table");
+    const fields = [["rule", data.rule], ["status", data.status], ["phase", data.phase], ["reason", data.reason],
+      ["node", data.node], ["where", data.location], ["time", data.seconds],
+      ["removed / created", `${data.removed} / ${data.created} nodes`]];
+    for (const [label, value] of fields) {
+      const tr = el("tr");
+      tr.append(el("th", "", label), el("td", label === "status" ? `sl-status-${value}` : "", value));
+      table.append(tr);
+    }
+    const replaced = el("tr");
+    const cell = el("td");
+    (data.replacements || []).forEach((text) => cell.append(el("div", "sl-code", text)));
+    if (!(data.replacements || []).length) cell.append(el("span", "sl-none", "none"));
+    replaced.append(el("th", "", "replacements"), cell);
+    table.append(replaced);
+    card.append(table);
+    const exclude = el("input", "sl-exclude");
+    exclude.readOnly = true;
+    exclude.value = data.exclude || "";
+    exclude.setAttribute("aria-label", "the line that excludes this rule");
+    exclude.addEventListener("focus", () => exclude.select());
+    card.append(el("div", "sl-hint", "to leave this rule out:"), exclude);
+    if (data.source) {
+      card.append(el("pre", "sl-source", data.source));
+    } else {
+      card.append(button("show the rule's source", "show the source code of this rule", () => send({ type: "source" })));
+    }
+  };
+
+  let shown = { before: null, after: null, steps: null };
+  const update = () => {
+    if (model.get("steps") !== shown.steps) {
+      buildList();
+      applyFilter();
+      shown.steps = model.get("steps");
+    }
+    const step = model.get("step");
+    const total = model.get("total");
+    slider.max = String(total);
+    slider.value = String(step);
+    position.textContent = `step ${step} / ${total}`;
+    compareBox.checked = model.get("compare");
+    if (model.get("before_svg") !== shown.before) {
+      before.show(model.get("before_svg"));
+      shown.before = model.get("before_svg");
+    }
+    if (model.get("after_svg") !== shown.after) {
+      after.show(model.get("after_svg"));
+      shown.after = model.get("after_svg");
+    }
+    beforeBox.hidden = !model.get("before_title");
+    beforeTitle.textContent = model.get("before_title");
+    afterTitle.textContent = model.get("after_title");
+    renderCard(model.get("card") || {});
+    notice.textContent = model.get("notice") || "";
+    notice.hidden = !model.get("notice");
+    for (const li of rows) li.classList.toggle("sl-current", Number(li.dataset.step) === step);
+    const current = rows[step - 1];
+    if (current && current.scrollIntoView) current.scrollIntoView({ block: "nearest" });
+    root.dataset.step = String(step);
+    root.dataset.drawn = String(model.get("drawn"));
+  };
+  model.on("change:drawn", update);
+  update();
+  return () => model.off("change:drawn", update);
+}
+
+const VIEWS = { graph: renderGraphView, stepper: renderStepper };
 
 export default {
   render(context) {

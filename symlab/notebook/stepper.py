@@ -1,0 +1,278 @@
+"""``RewriteStepper``: watch the optimizer work, one rule application per step, before and after.
+
+``symlab.notebook.RewriteStepper(source)`` takes a compiled Function (its ``f.trace``), a
+:class:`~symlab.rewriting.trace.RewriteTrace`, or outputs to rewrite (with ``include``/``exclude``).
+Step 0 is the unoptimized graph and the last step the optimized one. At step ``k`` the two panes show
+the graph before and after that step, the nodes it removed marked red in "before" and those it created
+marked green in "after"; every node keeps its key from step to step. The rule card says which rule
+did it (the name ``include``/``exclude`` accept), in which phase, where it is written, why, how long it
+took, what it replaced, and the line that would exclude it. Refused attempts are steps too, with the
+reason they were refused.
+
+The controls have Python twins: ``stepper.step`` (settable), ``stepper.current``, ``stepper.graph``,
+``stepper.next()``, ``stepper.prev()``, ``stepper.find(rule=...)``:
+
+>>> import symlab.tensor as st
+>>> a = st.dvector("a")
+>>> stepper = RewriteStepper(a + a ** 10)
+>>> stepper
+RewriteStepper: step 0/3; constant_folding x1, elemwise_fusion x1, inplace_elemwise x1 (refused)
+>>> stepper.find(rule="elemwise_fusion")
+2
+>>> stepper.step = 2
+>>> stepper.card["rule"], stepper.card["status"], stepper.card["reason"]
+('elemwise_fusion', 'applied', 'fused 2 Elemwise nodes into Elemwise{Composite{(i0 + (i0 ** 10))},no_inplace}')
+>>> [str(n.op) for n in stepper.graph.toposort()]
+['Elemwise{Composite{(i0 + (i0 ** 10))},no_inplace}']
+"""
+
+from __future__ import annotations
+
+import linecache
+from typing import Any
+
+import traitlets
+
+from symlab.graph.basic import Variable
+from symlab.notebook.widget import ViewWidget
+from symlab.printing.model import GraphModel, build_model
+from symlab.rewriting.trace import RewriteStep, RewriteTrace
+
+__all__ = ["RewriteStepper"]
+
+#: Drawn nodes of each pane before folding (the nodes a step changed always stay visible).
+PANE_MAX_NODES = 60
+#: Rows of the Markdown table of steps.
+MARKDOWN_MAX_ROWS = 200
+
+
+def _trace_of(source: Any, include: Any, exclude: Any) -> tuple[RewriteTrace, str]:
+    """The trace to step through, and how to exclude a rule in the user's own terms (a format string)."""
+    if isinstance(source, RewriteTrace):
+        return source, 'rewrite_graph(outputs, exclude=("{rule}",))'
+    maker = getattr(source, "maker", None)
+    trace = getattr(source, "trace", None)
+    if maker is not None and isinstance(trace, RewriteTrace):
+        mode = getattr(maker.mode, "name", None) or "NUMBA"
+        return trace, f'symlab.function(inputs, outputs, mode=symlab.get_mode("{mode}").excluding("{{rule}}"))'
+    outputs = [source] if isinstance(source, Variable) else source
+    if isinstance(outputs, list | tuple) and outputs and all(isinstance(o, Variable) for o in outputs):
+        from symlab.rewriting import rewrite_graph
+
+        _, trace = rewrite_graph(list(outputs), include=include, exclude=exclude)
+        return trace, 'rewrite_graph(outputs, exclude=("{rule}",))'
+    raise TypeError(
+        "RewriteStepper expects a compiled Function, a RewriteTrace, or a Variable or list of Variables to "
+        f"rewrite; received {type(source).__name__}"
+    )
+
+
+class RewriteStepper(ViewWidget):
+    """Step through a rewrite; see the module documentation."""
+
+    step = traitlets.Int(0).tag(sync=True)
+    total = traitlets.Int(0).tag(sync=True)
+    before_svg = traitlets.Unicode("").tag(sync=True)
+    after_svg = traitlets.Unicode("").tag(sync=True)
+    before_title = traitlets.Unicode("").tag(sync=True)
+    after_title = traitlets.Unicode("").tag(sync=True)
+    card = traitlets.Dict().tag(sync=True)
+    steps = traitlets.List().tag(sync=True)
+    compare = traitlets.Bool(False).tag(sync=True)
+    notice = traitlets.Unicode("").tag(sync=True)
+
+    def __init__(self, source: Any, include: Any = ("fast_run",), exclude: Any = (), style: str = "compact",
+                 max_nodes: int = PANE_MAX_NODES) -> None:
+        if style not in ("structure", "compact"):
+            raise ValueError(f"RewriteStepper: style must be 'structure' or 'compact', received {style!r}")
+        self.trace, self._exclude_line = _trace_of(source, include, exclude)
+        self._style = style
+        self._max_nodes = max_nodes
+        self._cursor = self.trace.cursor()
+        self._ready = False
+        super().__init__(view="stepper", total=len(self.trace), steps=[_row(s) for s in self.trace.steps])
+        self._ready = True
+        with self.answer():
+            self._draw()
+
+    # -- the controls' Python twins -------------------------------------------------------------------
+    @property
+    def current(self) -> RewriteStep | None:
+        """The step shown (``None`` at step 0, the unoptimized graph)."""
+        return self.trace.step(self.step) if self.step else None
+
+    @property
+    def graph(self) -> Any:
+        """A copy of the graph after the current step (yours to change)."""
+        return self._cursor.graph()
+
+    def next(self) -> None:
+        """Go to the next step (at the last one, stay)."""
+        if self.step < self.total:
+            self.step += 1
+
+    def prev(self) -> None:
+        """Go to the previous step (at step 0, stay)."""
+        if self.step > 0:
+            self.step -= 1
+
+    def find(self, rule: str, start: int | None = None, backward: bool = False) -> int | None:
+        """The next step (after ``start``, default the current one) that applied or tried ``rule``; ``None`` if none."""
+        if not isinstance(rule, str):
+            raise TypeError(f"RewriteStepper.find: rule must be a rule's name (str), received {type(rule).__name__}")
+        here = self.step if start is None else start
+        order = range(here - 1, 0, -1) if backward else range(here + 1, self.total + 1)
+        for k in order:
+            if self.trace.step(k).rule == rule:
+                return k
+        return None
+
+    @traitlets.validate("step")
+    def _valid_step(self, proposal: Any) -> int:
+        k = proposal["value"]
+        if not 0 <= k <= self.total:
+            raise traitlets.TraitError(f"RewriteStepper.step must be in 0..{self.total} (0: unoptimized), received {k}")
+        return k
+
+    @traitlets.observe("step", "compare")
+    def _redraw(self, change: Any) -> None:
+        if self._ready:
+            with self.answer():
+                self._draw()
+
+    # -- browser messages -------------------------------------------------------------------------------
+    def _on_goto(self, content: dict[str, Any]) -> None:
+        target = content.get("step")
+        if isinstance(target, int) and 0 <= target <= self.total:
+            self.step = target
+
+    def _on_move(self, content: dict[str, Any]) -> None:
+        moves = {"next": self.next, "prev": self.prev, "first": lambda: setattr(self, "step", 0),
+                 "last": lambda: setattr(self, "step", self.total)}
+        action = moves.get(content.get("direction"))
+        if action is not None:
+            action()
+
+    def _on_rule(self, content: dict[str, Any]) -> None:
+        """Go to the next (or previous) use of the current rule."""
+        current = self.current
+        if current is not None:
+            found = self.find(current.rule, backward=bool(content.get("backward")))
+            if found is not None:
+                self.step = found
+
+    def _on_compare(self, content: dict[str, Any]) -> None:
+        self.compare = bool(content.get("compare"))
+
+    def _on_source(self, content: dict[str, Any]) -> None:
+        with self.answer():
+            self.card = {**self.card, "source": self.rule_source()}
+
+    def rule_source(self) -> str:
+        """The source code of the current step's rule (read from its location), or why it cannot be shown."""
+        step = self.current
+        if step is None:
+            return ""
+        file, line = step.location.file, step.location.line
+        first = linecache.getline(file, line)
+        if not first:
+            return f"(the source of {step.rule} is not available: {step.location})"
+        indent = len(first) - len(first.lstrip())
+        lines = [first.rstrip("\n")]
+        n = line + 1
+        while len(lines) < 80:
+            text = linecache.getline(file, n)
+            if not text:
+                break
+            if text.strip() and len(text) - len(text.lstrip()) <= indent and not text.lstrip().startswith((")", "]")):
+                break
+            lines.append(text.rstrip("\n"))
+            n += 1
+        return "\n".join(lines).rstrip()
+
+    # -- drawing ---------------------------------------------------------------------------------------------
+    def _model(self, marks: dict[str, list[Any]]) -> GraphModel:
+        return build_model(self._cursor, self._style, max_nodes=self._max_nodes, classes=marks)
+
+    def _draw(self) -> None:
+        from symlab.notebook.graph_view import _render
+
+        trace, cursor, k = self.trace, self._cursor, self.step
+        if self.compare:
+            cursor.seek(0)
+            self.before_svg, self.before_title = _render(self._model({})), "unoptimized (step 0)"
+            cursor.seek(self.total)
+            self.after_svg, self.after_title = _render(self._model({})), f"optimized (step {self.total})"
+            cursor.seek(k)
+        elif k == 0:
+            cursor.seek(0)
+            self.before_svg, self.before_title = "", ""
+            self.after_svg, self.after_title = _render(self._model({})), "step 0: the graph before any rewrite"
+        else:
+            step = trace.step(k)
+            cursor.seek(k - 1)
+            removed = [cursor.copy_of(n) for n in step.removed]
+            self.before_svg, self.before_title = _render(self._model({"removed": removed})), f"before step {k}"
+            cursor.forward()
+            created = [cursor.copy_of(n) for n in step.created]
+            status = "" if step.accepted else " (refused: unchanged)"
+            self.after_svg, self.after_title = _render(self._model({"created": created})), f"after step {k}{status}"
+        self.card = self._card()
+        hidden = []
+        if self.before_svg == "" and self.after_svg == "" and self.total:
+            hidden.append("Graphviz is not installed: no pictures (the rule card still works).")
+        self.notice = " ".join(hidden)
+
+    def _card(self) -> dict[str, Any]:
+        step = self.current
+        if step is None:
+            summary = self.trace.summary()
+            return {"step": 0, "title": "step 0: the unoptimized graph",
+                    "counts": [[s.rule, s.applied, s.refused] for s in summary if s.applied or s.refused]}
+        return {
+            "step": step.index,
+            "title": f"step {step.index} of {self.total}",
+            "rule": step.rule,
+            "phase": step.phase,
+            "status": "applied" if step.accepted else "refused",
+            "reason": step.reason,
+            "location": str(step.location),
+            "seconds": f"{step.seconds * 1e3:.3f} ms",
+            "node": str(step.node) if step.node is not None else "",
+            "replacements": [f"{old} -> {new}" for old, new in step.replacements],
+            "removed": len(step.removed),
+            "created": len(step.created),
+            "exclude": self._exclude_line.format(rule=step.rule),
+        }
+
+    # -- displays ------------------------------------------------------------------------------------------
+    def summary(self) -> str:
+        counts = []
+        for s in self.trace.summary():
+            if not (s.applied or s.refused):  # tried, never matched: not a step
+                continue
+            text = f"{s.rule} x{s.applied}" if s.applied else f"{s.rule} x{s.refused} (refused)"
+            if s.applied and s.refused:
+                text += f" ({s.refused} refused)"
+            counts.append(text)
+        return f"RewriteStepper: step {self.step}/{self.total}; " + (", ".join(counts) or "no steps")
+
+    def markdown(self) -> str:
+        lines = [f"**RewriteStepper**: step {self.step} of {self.total}", "",
+                 "| step | phase | rule | status | reason |", "|---|---|---|---|---|"]
+        for step in self.trace.steps[:MARKDOWN_MAX_ROWS]:
+            status = "applied" if step.accepted else "refused"
+            lines.append(f"| {step.index} | {_code(step.phase)} | {_code(step.rule)} | {status} | {_code(step.reason)} |")
+        if self.total > MARKDOWN_MAX_ROWS:
+            lines.append(f"| … | | {self.total - MARKDOWN_MAX_ROWS} more steps | | |")
+        return "\n".join(lines)
+
+
+def _row(step: RewriteStep) -> list[Any]:
+    return [step.index, step.phase, step.rule, step.accepted]
+
+
+def _code(text: str) -> str:
+    from symlab.notebook.graph_view import _code as code
+
+    return code(text)

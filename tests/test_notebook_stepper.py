@@ -1,0 +1,156 @@
+"""RewriteStepper through its Python model (no browser): steps, panes and their marks, rule card, safety."""
+
+import xml.etree.ElementTree as ET
+
+import pytest
+
+import symlab
+import symlab.tensor as st
+from symlab.notebook.stepper import RewriteStepper
+from symlab.printing.render import can_render
+from symlab.rewriting import node_rewriter, rewrite_graph
+
+needs_dot = pytest.mark.skipif(not can_render(), reason="Graphviz dot is not installed")
+SVG_G = "{http://www.w3.org/2000/svg}g"
+
+
+def ops(fg):
+    return [str(n.op) for n in fg.toposort()]
+
+
+def nodes_with(svg, cls):
+    """The ids of the SVG nodes that carry the class ``cls``."""
+    return {g.get("id") for g in ET.fromstring(svg).iter(SVG_G)
+            if "node" in (g.get("class") or "").split() and cls in (g.get("class") or "").split()}
+
+
+def test_stepping_forward_and_back_equals_graph_at():
+    x, y = st.dvector("x"), st.dvector("y")
+    _, trace = rewrite_graph(st.exp(st.log(x * 1.0)) + x * y / y)
+    stepper = RewriteStepper(trace)
+    assert stepper.step == 0 and stepper.current is None and stepper.total == len(trace) > 3
+    for k in list(range(1, len(trace) + 1)) + list(range(len(trace) - 1, -1, -1)):
+        stepper.step = k
+        assert ops(stepper.graph) == ops(trace.graph_at(k))
+        assert stepper.current is (trace.step(k) if k else None)
+    stepper.step = 0
+    stepper.prev()
+    assert stepper.step == 0
+    stepper.step = stepper.total
+    stepper.next()
+    assert stepper.step == stepper.total
+    with pytest.raises(Exception, match=r"step must be in 0\.\.\d+"):
+        stepper.step = stepper.total + 1
+
+
+@needs_dot
+def test_panes_mark_what_each_step_removed_and_created_under_stable_keys():
+    a = st.dvector("a")
+    f = symlab.function([a], a + a**10)
+    stepper = RewriteStepper(f)
+    trace = f.trace
+    for k in range(1, len(trace) + 1):
+        stepper.step = k
+        step = trace.step(k)
+        assert nodes_with(stepper.before_svg, "removed") == {trace.key(n) for n in step.removed}
+        assert nodes_with(stepper.after_svg, "created") == {trace.key(n) for n in step.created}
+        if not step.accepted:
+            assert "refused" in stepper.after_title and stepper.card["status"] == "refused"
+    # untouched nodes keep their keys from one pane to the next: the input a is v0 in both
+    stepper.step = 2
+    before = {g.get("id") for g in ET.fromstring(stepper.before_svg).iter(SVG_G)}
+    after = {g.get("id") for g in ET.fromstring(stepper.after_svg).iter(SVG_G)}
+    assert trace.key(trace.fgraph.inputs[0]) in before & after
+
+
+def test_the_rule_card_says_who_where_why_and_how_to_exclude_it():
+    a = st.dvector("a")
+    f = symlab.function([a], a + a**10)
+    stepper = RewriteStepper(f)
+    k = stepper.find(rule="elemwise_fusion")
+    stepper.step = k
+    card = stepper.card
+    assert card["rule"] == "elemwise_fusion" and card["phase"] == "fusion" and card["status"] == "applied"
+    assert card["location"].endswith(".py:" + card["location"].rsplit(":", 1)[1]) and "fusion.py" in card["location"]
+    assert card["reason"].startswith("fused 2 Elemwise nodes") and card["created"] == 1
+    assert card["replacements"] == [f"{old} -> {new}" for old, new in f.trace.step(k).replacements]
+    assert card["exclude"].endswith('.excluding("elemwise_fusion"))') and "symlab.function" in card["exclude"]
+    assert "def apply" in stepper.rule_source() or "def " in stepper.rule_source()
+    stepper._on_browser_message(stepper, {"type": "source"}, [])
+    assert stepper.card["source"] == stepper.rule_source()
+    refused = stepper.find(rule="inplace_elemwise")
+    stepper.step = refused
+    assert stepper.card["status"] == "refused" and "protected graph input" in stepper.card["reason"]
+
+
+def test_navigation_messages_find_and_one_answer_per_move():
+    a = st.dvector("a")
+    stepper = RewriteStepper(a + a**10)
+    drawn = stepper.drawn
+    for message, expected in [({"type": "move", "direction": "last"}, stepper.total),
+                              ({"type": "move", "direction": "prev"}, stepper.total - 1),
+                              ({"type": "move", "direction": "first"}, 0),
+                              ({"type": "move", "direction": "next"}, 1),
+                              ({"type": "goto", "step": 2}, 2),
+                              ({"type": "goto", "step": 999}, 2)]:
+        stepper._on_browser_message(stepper, message, [])
+        assert stepper.step == expected
+    assert stepper.drawn == drawn + 5  # the refused goto draws nothing
+    assert stepper.find(rule="constant_folding", start=0) == 1 and stepper.find(rule="no_such_rule") is None
+    with pytest.raises(TypeError, match="rule's name"):
+        stepper.find(rule=3)
+    stepper.compare = True
+    assert stepper.before_title.startswith("unoptimized") and stepper.after_title.startswith("optimized")
+
+
+def test_a_custom_rule_with_a_hostile_name_and_hostile_variables_render_literally():
+    @node_rewriter([st.exp], name="<script>alert(1)</script>")
+    def exp_to_sin(fgraph, node):
+        """exp(x) -> sin(x) <b>bold</b>"""
+        return [st.sin(node.inputs[0])]
+
+    from symlab.graph.fg import FunctionGraph
+    from symlab.rewriting import EquilibriumGraphRewriter
+
+    x = st.dvector('<img src=x onerror="window.pwned=1">')
+    fg = FunctionGraph([x], [st.exp(x)])
+    trace = EquilibriumGraphRewriter([exp_to_sin]).rewrite(fg)
+    stepper = RewriteStepper(trace)
+    stepper.step = 1
+    assert stepper.card["rule"] == "<script>alert(1)</script>"
+    assert "`<script>alert(1)</script>`" in stepper.markdown()
+    if can_render():
+        for svg in (stepper.before_svg, stepper.after_svg):
+            for element in ET.fromstring(svg).iter():
+                assert not element.tag.endswith("script")
+                assert not any(n.lower().startswith("on") or "href" in n.lower() for n in element.attrib)
+
+
+def test_repr_markdown_and_errors():
+    a = st.dvector("a")
+    stepper = RewriteStepper(a + a**10)
+    assert repr(stepper) == (
+        "RewriteStepper: step 0/3; constant_folding x1, elemwise_fusion x1, inplace_elemwise x1 (refused)"
+    )
+    md = stepper._repr_mimebundle_()[0]["text/markdown"]
+    assert md.splitlines()[2] == "| step | phase | rule | status | reason |" and "| 3 | `inplace` |" in md
+    assert isinstance(symlab.view(rewrite_graph(a * 2)[1]), RewriteStepper)
+    with pytest.raises(TypeError, match="received int"):
+        RewriteStepper(3)
+    with pytest.raises(ValueError, match="style must be"):
+        RewriteStepper(a * 2, style="fancy")
+
+
+def test_stepping_never_touches_the_rewritten_graph():
+    a = st.dvector("a")
+    f = symlab.function([a], a + a**10 + st.exp(st.log(a)))
+    fg = f.maker.fgraph
+    text, version = symlab.dprint(fg, file="str"), fg.version
+    stepper = RewriteStepper(f)
+    for k in range(stepper.total + 1):
+        stepper.step = k
+    stepper.step = 0
+    copy = stepper.graph
+    copy.replace(copy.outputs[0], copy.inputs[0])  # a copy: nothing else moves
+    assert ops(stepper.graph) != ops(copy)
+    assert symlab.dprint(fg, file="str") == text and fg.version == version
