@@ -1,0 +1,58 @@
+"""RewriteStepper in a real JupyterLab: run notebook 07, step with the arrow keys, read the card and the marks."""
+
+from __future__ import annotations
+
+from conftest import ROOT, open_notebook, stripped_copy
+
+
+def wait_drawn(nb, view, before: int) -> None:
+    nb.page.wait_for_function("([el, b]) => Number(el.dataset.drawn) > b", arg=[view.element_handle(), before])
+
+
+def test_stepping_a_plus_a_to_the_tenth_with_the_keyboard(lab, browser):
+    stripped_copy(ROOT / "notebooks" / "07_rewrites.ipynb", lab.root / "07_rewrites.ipynb")
+    nb = open_notebook(browser, lab, "07_rewrites.ipynb")
+    nb.run_all()
+    stepper = nb.page.locator(".sl-stepper").first
+    stepper.wait_for()
+    # the notebook left the first stepper at the fusion step: go back to the start with Home
+    stepper.focus()
+    before = int(stepper.get_attribute("data-drawn"))
+    nb.page.keyboard.press("Home")
+    wait_drawn(nb, stepper, before)
+    assert stepper.get_attribute("data-step") == "0"
+    assert "step 0" in stepper.locator(".sl-position").inner_text()
+    after = stepper.locator(".sl-after .sl-picture")
+    assert after.locator("g.node.apply").count() >= 2  # the unoptimized graph: several operations
+    seen_fused = False
+    for k in range(1, 4):
+        before = int(stepper.get_attribute("data-drawn"))
+        nb.page.keyboard.press("ArrowRight")
+        wait_drawn(nb, stepper, before)
+        assert stepper.get_attribute("data-step") == str(k)
+        card = stepper.locator(".sl-card").inner_text()
+        rows = stepper.locator(".sl-step-list li")
+        assert "sl-current" in (rows.nth(k - 1).get_attribute("class") or "")
+        if "elemwise_fusion" in card:
+            assert "applied" in card and "fused 2 Elemwise nodes" in card
+            # removed red in "before", created green in "after"
+            assert stepper.locator(".sl-before g.node.removed").count() >= 2
+            created = stepper.locator(".sl-after g.node.created")
+            assert created.count() == 1 and "Composite" in created.text_content()
+            seen_fused = True
+        if "inplace_elemwise" in card:
+            assert "refused" in card and "protected graph input" in card
+    assert seen_fused
+    # the rule's source, on demand
+    before = int(stepper.get_attribute("data-drawn"))
+    stepper.get_by_role("button", name="show the source code of this rule").click()
+    wait_drawn(nb, stepper, before)
+    assert "def " in stepper.locator(".sl-source").inner_text()
+    # unoptimized | optimized side by side
+    before = int(stepper.get_attribute("data-drawn"))
+    stepper.locator(".sl-toolbar label.sl-check input").check()
+    wait_drawn(nb, stepper, before)
+    assert stepper.locator(".sl-before .sl-pane-title").inner_text().startswith("unoptimized")
+    assert stepper.locator(".sl-after g.node.apply").count() == 1
+    assert stepper.locator(".sl-before g.node.apply").count() >= 2
+    assert not nb.errors, nb.errors
