@@ -8,6 +8,10 @@ time Python takes to answer a selection (details, marks), on graphs of 10, 200 a
 (``tanh(h) * y`` repeated). Limits: a selection under 50 ms; a first picture under 300 ms at 200 nodes
 and under 1 s at 2,000 (folded).
 
+Rewrite stepper (issue 19): the time Python takes to show the next step (both panes rendered), on
+the seed examples (``a + a ** 10``, ``x * y / y``) and on the rewrites of the 2,000- and 10,000-node
+chains of ``make bench``, drawn around each change. Limits: 100 ms up to 200 nodes, 500 ms on the chains.
+
 Walking a trace: a chain of 400 blocks of ``neg(neg(x * 1.0)) + 0.0`` is rewritten with fusion and
 inplace excluded (about 2,800 steps); a :class:`~symlab.rewriting.cursor.TraceCursor` then visits
 every step in order and back to the start. The walk must take at most 10 times the rewrite itself
@@ -27,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import symlab.tensor as T  # noqa: E402
 from symlab.graph.fg import FunctionGraph  # noqa: E402
@@ -136,9 +141,40 @@ def graph_view_rows(quick: bool) -> list[dict[str, Any]]:
     return rows
 
 
+def stepper_rows(quick: bool) -> list[dict[str, Any]]:
+    from workloads import WORKLOADS
+
+    from symlab.notebook.stepper import RewriteStepper
+    from symlab.rewriting import rewrite_graph
+
+    a, x, y = T.dvector("a"), T.dvector("x"), T.dvector("y")
+    cases: list[tuple[str, Any, float]] = [
+        ("a + a ** 10", rewrite_graph(a + a**10)[1], 0.1),
+        ("x * y / y", rewrite_graph(x * y / y)[1], 0.1),
+    ]
+    for name in ("chain_2000", "chain_10000"):
+        inputs, outputs = WORKLOADS[name].build_symlab()
+        cases.append((name, rewrite_fgraph(FunctionGraph(inputs, outputs)), 0.5))
+    rows = []
+    for name, trace, limit in cases:
+        stepper = RewriteStepper(trace)
+        moves = min(len(trace), 10 if quick else 30)
+
+        def walk(stepper: Any = stepper, moves: int = moves) -> None:
+            stepper.step = 0
+            for _ in range(moves):
+                stepper.next()
+
+        seconds, _ = _best(walk, 2 if quick else 3)
+        per = seconds / max(1, moves)
+        rows.append({"name": f"stepper: next step, {name} ({len(trace)} steps; mean of {moves})", "seconds": per,
+                     "ratio": per / limit, "limit": 1.0, "of": f"the {limit * 1e3:.0f} ms target"})
+    return rows
+
+
 def measure(quick: bool = False) -> list[dict[str, Any]]:
     """Every row of the views' benchmarks; a row with ``limit`` has a ``status``, PASS or FAIL."""
-    rows = graph_view_rows(quick) + trace_walk_rows(quick)
+    rows = graph_view_rows(quick) + stepper_rows(quick) + trace_walk_rows(quick)
     for row in rows:
         if "limit" in row:
             row["status"] = "PASS" if row["ratio"] <= row["limit"] else "FAIL"

@@ -154,3 +154,26 @@ def test_stepping_never_touches_the_rewritten_graph():
     copy.replace(copy.outputs[0], copy.inputs[0])  # a copy: nothing else moves
     assert ops(stepper.graph) != ops(copy)
     assert symlab.dprint(fg, file="str") == text and fg.version == version
+
+
+def test_large_graphs_are_drawn_around_each_change_and_whole_on_request():
+    x = st.dvector("x")
+    h = x
+    for _ in range(200):
+        h = st.neg(st.neg(h * 1.0)) + 0.0
+    from symlab.graph.fg import FunctionGraph
+    from symlab.rewriting import rewrite_fgraph
+
+    fg = FunctionGraph([x], [h])
+    trace = rewrite_fgraph(fg, exclude=("fusion", "inplace"))
+    stepper = RewriteStepper(trace)
+    k = next(s.index for s in trace if s.accepted and len(s.removed) >= 2)
+    stepper.step = k
+    if can_render():
+        step = trace.step(k)
+        assert nodes_with(stepper.before_svg, "removed") == {trace.key(n) for n in step.removed}
+        assert nodes_with(stepper.after_svg, "created") == {trace.key(n) for n in step.created}
+        shown = {g.get("id") for g in ET.fromstring(stepper.after_svg).iter(SVG_G) if "apply" in (g.get("class") or "")}
+        assert len(shown) <= 60 and "nodes hidden" in stepper.after_svg and "nodes hidden" in stepper.before_svg
+        stepper.full = True
+        assert "nodes hidden" not in stepper.after_svg or "folded" in stepper.after_svg

@@ -477,11 +477,11 @@ def _code(text: str) -> str:
     return f"`{text}`"
 
 
-def _render(model: GraphModel) -> str:
+def _render(model: GraphModel, notes: tuple[str, ...] = ()) -> str:
     from symlab.printing.diagram import to_dot
     from symlab.printing.render import to_svg
 
-    source = to_dot(model).source
+    source = to_dot(model, notes=notes).source
     try:
         return to_svg(source, timeout=60.0)
     except Exception:  # no renderer: the panel still works

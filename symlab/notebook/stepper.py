@@ -36,6 +36,7 @@ import traitlets
 from symlab.graph.basic import Variable
 from symlab.notebook.widget import ViewWidget
 from symlab.printing.model import GraphModel, build_model
+from symlab.printing.subject import Subject
 from symlab.rewriting.trace import RewriteStep, RewriteTrace
 
 __all__ = ["RewriteStepper"]
@@ -44,6 +45,11 @@ __all__ = ["RewriteStepper"]
 PANE_MAX_NODES = 60
 #: Rows of the Markdown table of steps.
 MARKDOWN_MAX_ROWS = 200
+#: A graph of more nodes than this is drawn around each step's change (``stepper.full = True``: all of it).
+NEIGHBOURHOOD_FROM = 300
+#: How far from the changed nodes the neighbourhood reaches, and how many nodes it holds at most.
+NEIGHBOURHOOD_RADIUS = 3
+NEIGHBOURHOOD_MAX = 60
 
 
 def _trace_of(source: Any, include: Any, exclude: Any) -> tuple[RewriteTrace, str]:
@@ -79,6 +85,8 @@ class RewriteStepper(ViewWidget):
     card = traitlets.Dict().tag(sync=True)
     steps = traitlets.List().tag(sync=True)
     compare = traitlets.Bool(False).tag(sync=True)
+    #: Draw the whole graph (folded), not only the neighbourhood of a large graph's change.
+    full = traitlets.Bool(False).tag(sync=True)
     notice = traitlets.Unicode("").tag(sync=True)
 
     def __init__(self, source: Any, include: Any = ("fast_run",), exclude: Any = (), style: str = "compact",
@@ -134,7 +142,7 @@ class RewriteStepper(ViewWidget):
             raise traitlets.TraitError(f"RewriteStepper.step must be in 0..{self.total} (0: unoptimized), received {k}")
         return k
 
-    @traitlets.observe("step", "compare")
+    @traitlets.observe("step", "compare", "full")
     def _redraw(self, change: Any) -> None:
         if self._ready:
             with self.answer():
@@ -164,6 +172,9 @@ class RewriteStepper(ViewWidget):
     def _on_compare(self, content: dict[str, Any]) -> None:
         self.compare = bool(content.get("compare"))
 
+    def _on_full(self, content: dict[str, Any]) -> None:
+        self.full = bool(content.get("full"))
+
     def _on_source(self, content: dict[str, Any]) -> None:
         with self.answer():
             self.card = {**self.card, "source": self.rule_source()}
@@ -191,8 +202,22 @@ class RewriteStepper(ViewWidget):
         return "\n".join(lines).rstrip()
 
     # -- drawing ---------------------------------------------------------------------------------------------
-    def _model(self, marks: dict[str, list[Any]]) -> GraphModel:
-        return build_model(self._cursor, self._style, max_nodes=self._max_nodes, classes=marks)
+    def _model(self, marks: dict[str, list[Any]], around: list[Any] | None = None) -> tuple[GraphModel, tuple[str, ...]]:
+        """The picture of the cursor's graph: all of it (folded), or, for a large graph, the nodes ``around``."""
+        fg = self._cursor.fgraph
+        size = len(fg._nodes)
+        if self.full or around is None or size <= NEIGHBOURHOOD_FROM:
+            return build_model(self._cursor, self._style, max_nodes=self._max_nodes, classes=marks), ()
+        region = _neighbourhood(fg, around)
+        order = sorted(region, key=lambda n: fg._nodes[n])  # the order the nodes entered the graph
+        outputs = [o for n in order for o in n.outputs
+                   if any(c == "output" or c not in region for c, _ in fg.clients.get(o, ()))]
+        cut = [i for n in region for i in n.inputs if i.owner is not None and i.owner not in region]
+        part = Subject("list", outputs, tuple(outputs), (), fg, self._cursor.key)
+        model = build_model(part, self._style, max_nodes=10**9, classes=marks, cut=cut, key=self._cursor.key)
+        note = (f"the {len(region)} nodes around this step's change; {size - len(region)} nodes hidden "
+                "(stepper.full = True, or 'whole graph', draws all of it)")
+        return model, (note,)
 
     def _draw(self) -> None:
         from symlab.notebook.graph_view import _render
@@ -200,23 +225,27 @@ class RewriteStepper(ViewWidget):
         trace, cursor, k = self.trace, self._cursor, self.step
         if self.compare:
             cursor.seek(0)
-            self.before_svg, self.before_title = _render(self._model({})), "unoptimized (step 0)"
+            self.before_svg, self.before_title = _render(*self._model({})), "unoptimized (step 0)"
             cursor.seek(self.total)
-            self.after_svg, self.after_title = _render(self._model({})), f"optimized (step {self.total})"
+            self.after_svg, self.after_title = _render(*self._model({})), f"optimized (step {self.total})"
             cursor.seek(k)
         elif k == 0:
             cursor.seek(0)
             self.before_svg, self.before_title = "", ""
-            self.after_svg, self.after_title = _render(self._model({})), "step 0: the graph before any rewrite"
+            self.after_svg, self.after_title = _render(*self._model({})), "step 0: the graph before any rewrite"
         else:
             step = trace.step(k)
             cursor.seek(k - 1)
             removed = [cursor.copy_of(n) for n in step.removed]
-            self.before_svg, self.before_title = _render(self._model({"removed": removed})), f"before step {k}"
+            centre = removed or ([cursor.copy_of(step.node)] if step.node is not None and step.node in cursor._copy
+                                 else [])
+            self.before_svg = _render(*self._model({"removed": removed}, centre))
+            self.before_title = f"before step {k}"
             cursor.forward()
             created = [cursor.copy_of(n) for n in step.created]
             status = "" if step.accepted else " (refused: unchanged)"
-            self.after_svg, self.after_title = _render(self._model({"created": created})), f"after step {k}{status}"
+            self.after_svg = _render(*self._model({"created": created}, created or centre))
+            self.after_title = f"after step {k}{status}"
         self.card = self._card()
         hidden = []
         if self.before_svg == "" and self.after_svg == "" and self.total:
@@ -266,6 +295,23 @@ class RewriteStepper(ViewWidget):
         if self.total > MARKDOWN_MAX_ROWS:
             lines.append(f"| … | | {self.total - MARKDOWN_MAX_ROWS} more steps | | |")
         return "\n".join(lines)
+
+
+def _neighbourhood(fgraph: Any, centre: list[Any]) -> set[Any]:
+    """The nodes of ``fgraph`` at most NEIGHBOURHOOD_RADIUS edges from ``centre`` (breadth first, bounded)."""
+    region: set[Any] = set()
+    frontier = [n for n in centre if n in fgraph._nodes]
+    for _ in range(NEIGHBOURHOOD_RADIUS + 1):
+        following = []
+        for node in frontier:
+            if node in region or len(region) >= NEIGHBOURHOOD_MAX:
+                continue
+            region.add(node)
+            following.extend(i.owner for i in node.inputs if i.owner is not None and i.owner not in region)
+            for out in node.outputs:
+                following.extend(c for c, _ in fgraph.clients.get(out, ()) if c != "output" and c not in region)
+        frontier = following
+    return region
 
 
 def _row(step: RewriteStep) -> list[Any]:

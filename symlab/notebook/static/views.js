@@ -299,6 +299,14 @@ function renderStepper({ model, el: host }) {
   compareLabel.htmlFor = compareBox.id;
   compareLabel.prepend(compareBox);
   compareBox.addEventListener("change", () => send({ type: "compare", compare: compareBox.checked }));
+  const fullBox = el("input");
+  fullBox.type = "checkbox";
+  fullBox.id = `sl-full-${Math.random().toString(36).slice(2)}`;
+  const fullLabel = el("label", "sl-check", " whole graph");
+  fullLabel.htmlFor = fullBox.id;
+  fullLabel.title = "large graphs are drawn around each step's change; tick to draw all of it (folded)";
+  fullLabel.prepend(fullBox);
+  fullBox.addEventListener("change", () => send({ type: "full", full: fullBox.checked }));
   toolbar.append(
     button("⏮", "first step (the unoptimized graph)", () => send({ type: "move", direction: "first" })),
     button("◀", "previous step (←)", () => send({ type: "move", direction: "prev" })),
@@ -309,6 +317,7 @@ function renderStepper({ model, el: host }) {
     button("◀ rule", "previous use of this step's rule", () => send({ type: "rule", backward: true })),
     button("rule ▶", "next use of this step's rule", () => send({ type: "rule", backward: false })),
     compareLabel,
+    fullLabel,
   );
   const notice = el("div", "sl-notice");
   const panes = el("div", "sl-panes");
@@ -434,6 +443,7 @@ function renderStepper({ model, el: host }) {
     slider.value = String(step);
     position.textContent = `step ${step} / ${total}`;
     compareBox.checked = model.get("compare");
+    fullBox.checked = model.get("full");
     if (model.get("before_svg") !== shown.before) {
       before.show(model.get("before_svg"));
       shown.before = model.get("before_svg");
