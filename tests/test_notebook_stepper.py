@@ -177,3 +177,47 @@ def test_large_graphs_are_drawn_around_each_change_and_whole_on_request():
         assert len(shown) <= 60 and "nodes hidden" in stepper.after_svg and "nodes hidden" in stepper.before_svg
         stepper.full = True
         assert "nodes hidden" not in stepper.after_svg or "folded" in stepper.after_svg
+
+
+def test_why_not_and_check_on_seed_003_examples():
+    a = st.dvector("a")
+    stepper = RewriteStepper(a + a**10)  # made from outputs: attempts are recorded
+    trace = stepper.trace
+    add = next(n for n in trace._start_nodes if str(n.op) == "Elemwise{add,no_inplace}")
+    rows = stepper.why_not(add)
+    outcomes = {(r["rule"], r["outcome"]) for r in rows}
+    assert ("add_zero", "no match") in outcomes  # tried, pattern did not match
+    fused = trace.fgraph.outputs[0].owner
+    assert {(r["rule"], r["outcome"]) for r in stepper.why_not(fused)} >= {("inplace_elemwise", "refused")}
+    refused = next(r for r in stepper.why_not(fused) if r["outcome"] == "refused")
+    assert "protected graph input" in refused["reason"] and refused["steps"] == [3]
+    assert stepper.why_not(trace.key(fused)) == stepper.why_not(fused)  # by key too
+    with pytest.raises(ValueError, match="not a node of this rewrite"):
+        stepper.why_not(st.exp(a).owner)
+    # x * y / y: why not says mul_div applied on the division
+    x, y = st.dvector("x"), st.dvector("y")
+    xy = RewriteStepper(x * y / y)
+    div = next(n for n in xy.trace._start_nodes if "true_div" in str(n.op))
+    assert ("mul_div", "applied") in {(r["rule"], r["outcome"]) for r in xy.why_not(div)}
+    # a trace made without attempts says how to get them
+    f = symlab.function([a], a * 2.0)
+    assert RewriteStepper(f).why_not(f.maker.fgraph.outputs[0].owner)[-1]["outcome"] == "unknown"
+    # the browser's click on a node answers in the card
+    xy._on_browser_message(xy, {"type": "why", "key": xy.trace.key(div)}, [])
+    assert xy.card["why"]["rows"] == xy.why_not(div)
+
+
+def test_check_compares_before_and_after_on_random_inputs():
+    x, y = st.dvector("x"), st.dvector("y")
+    stepper = RewriteStepper(x * y / y)
+    stepper.step = stepper.find(rule="mul_div", start=0)
+    result = stepper.check()
+    assert result["max_difference"] < 1e-12 and result["nan_mismatch"] == 0 and result["trials"] == 3
+    stepper._on_browser_message(stepper, {"type": "check"}, [])
+    assert stepper.card["check"] == result["text"]
+    # exp(log(x)) -> x gives numbers where the unoptimized graph gives NaN (x < 0): check shows it
+    z = st.dvector("z")
+    exp_log = RewriteStepper(st.exp(st.log(z)))
+    exp_log.step = exp_log.find(rule="exp_log", start=0)
+    assert exp_log.check()["nan_mismatch"] > 0
+    assert RewriteStepper(z * 2.0).check()["step"] == 0

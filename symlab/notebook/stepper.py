@@ -65,7 +65,7 @@ def _trace_of(source: Any, include: Any, exclude: Any) -> tuple[RewriteTrace, st
     if isinstance(outputs, list | tuple) and outputs and all(isinstance(o, Variable) for o in outputs):
         from symlab.rewriting import rewrite_graph
 
-        _, trace = rewrite_graph(list(outputs), include=include, exclude=exclude)
+        _, trace = rewrite_graph(list(outputs), include=include, exclude=exclude, record_attempts=True)
         return trace, 'rewrite_graph(outputs, exclude=("{rule}",))'
     raise TypeError(
         "RewriteStepper expects a compiled Function, a RewriteTrace, or a Variable or list of Variables to "
@@ -178,6 +178,107 @@ class RewriteStepper(ViewWidget):
     def _on_source(self, content: dict[str, Any]) -> None:
         with self.answer():
             self.card = {**self.card, "source": self.rule_source()}
+
+    def why_not(self, node: Any) -> list[dict[str, Any]]:
+        """The rules tried on ``node`` and what came of each: applied, refused (and why), or no match.
+
+        ``node`` is a node of the rewritten graph, a copy the stepper drew, or its key. Rules tried
+        without a match are known when attempts were recorded (a stepper made from outputs records
+        them; ``rewrite_graph(..., record_attempts=True)`` does too); applied and refused attempts are
+        steps, always known.
+        """
+        live = self._live(node)
+        found: dict[tuple[str, str], dict[str, Any]] = {}
+
+        def add(rule: str, outcome: str, step: int | None, reason: str) -> None:
+            entry = found.setdefault((rule, outcome), {"rule": rule, "outcome": outcome, "steps": [], "times": 0,
+                                                       "reason": reason})
+            entry["times"] += 1
+            if step is not None and step not in entry["steps"]:
+                entry["steps"].append(step)
+
+        attempts = self.trace.attempts_on(live)
+        for attempt in attempts or ():
+            if attempt.outcome == "no match":
+                add(attempt.rule, "no match", None, "its pattern did not match this node")
+        for step in self.trace.steps:
+            if step.node is live:
+                add(step.rule, "applied" if step.accepted else "refused", step.index, step.reason)
+        result = sorted(found.values(), key=lambda e: (e["steps"][0] if e["steps"] else 10**9, e["rule"]))
+        if attempts is None:
+            result.append({"rule": "", "outcome": "unknown", "steps": [], "times": 0,
+                           "reason": "rules that did not match were not recorded: make the stepper from the outputs, "
+                                     "or rewrite with rewrite_graph(..., record_attempts=True)"})
+        return result
+
+    def _live(self, node: Any) -> Any:
+        if isinstance(node, str):
+            return self.trace.by_key(node)
+        try:
+            return self._cursor.origin(node)
+        except KeyError:
+            pass
+        try:
+            self.trace.key(node)
+        except KeyError:
+            raise ValueError(f"RewriteStepper.why_not: {node!r} is not a node of this rewrite") from None
+        return node
+
+    def check(self, trials: int = 3, seed: int = 0) -> dict[str, Any]:
+        """Evaluate the graph before and after the current step on random inputs; the largest difference.
+
+        The inputs get values of their types (floats from a normal law, integers from 0 to 4, each unknown
+        dimension of size 3). DebugMode's idea, made visible: a step that changes the results is a bug in
+        its rule (or a rule that, like ``exp(log(x)) -> x``, trades NaNs for numbers).
+        """
+        import numpy as np
+
+        from symlab.graph.evaluate import evaluate
+
+        k = self.step
+        if k == 0:
+            return {"step": 0, "text": "step 0 is the starting graph: nothing to compare"}
+        before = self.trace.graph_at(k - 1)
+        after = self.trace.graph_at(k)
+        rng = np.random.default_rng(seed)
+        worst, nan_mismatch = 0.0, 0
+        for _ in range(trials):
+            values = [_random_value(v.type, rng) for v in before.inputs]
+            got_before = evaluate(before.outputs, {v: np.array(x, copy=True) for v, x in zip(before.inputs, values)})
+            got_after = evaluate(after.outputs, {v: np.array(x, copy=True) for v, x in zip(after.inputs, values)})
+            for b, a in zip(got_before, got_after):
+                b, a = np.asarray(b, dtype=float), np.asarray(a, dtype=float)
+                nan_mismatch += int(np.sum(np.isnan(b) != np.isnan(a)))
+                both = ~(np.isnan(b) | np.isnan(a))
+                if both.any():
+                    with np.errstate(invalid="ignore"):
+                        diff = np.abs(b[both] - a[both])
+                    diff = diff[np.isfinite(diff)]
+                    worst = max(worst, float(diff.max()) if diff.size else 0.0)
+        text = f"step {k}: largest difference {worst:.3g} over {trials} random inputs"
+        if nan_mismatch:
+            text += f"; {nan_mismatch} values are NaN on one side only"
+        return {"step": k, "max_difference": worst, "nan_mismatch": nan_mismatch, "trials": trials, "text": text}
+
+    def _on_check(self, content: dict[str, Any]) -> None:
+        result = self.check()
+        with self.answer():
+            self.card = {**self.card, "check": result["text"]}
+
+    def _on_why(self, content: dict[str, Any]) -> None:
+        key = content.get("key")
+        if not isinstance(key, str):
+            return
+        try:
+            node = self.trace.by_key(key)
+        except KeyError:
+            return
+        if not hasattr(node, "op"):  # a variable: ask about the node that computes it
+            node = node.owner
+            if node is None:
+                return
+        with self.answer():
+            self.card = {**self.card, "why": {"node": str(node), "key": key, "rows": self.why_not(node)}}
 
     def rule_source(self) -> str:
         """The source code of the current step's rule (read from its location), or why it cannot be shown."""
@@ -295,6 +396,23 @@ class RewriteStepper(ViewWidget):
         if self.total > MARKDOWN_MAX_ROWS:
             lines.append(f"| … | | {self.total - MARKDOWN_MAX_ROWS} more steps | | |")
         return "\n".join(lines)
+
+
+def _random_value(t: Any, rng: Any) -> Any:
+    """A random value of type ``t`` (a tensor type): unknown dimensions of size 3."""
+    import numpy as np
+
+    shape = tuple(3 if d is None else d for d in getattr(t, "shape", ()))
+    dtype = np.dtype(getattr(t, "dtype", "float64"))
+    if dtype.kind == "f":
+        return rng.standard_normal(shape).astype(dtype)
+    if dtype.kind == "b":
+        return rng.integers(0, 2, shape).astype(bool)
+    if dtype.kind in "iu":
+        return rng.integers(0, 5, shape).astype(dtype)
+    if dtype.kind == "c":
+        return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
+    raise TypeError(f"RewriteStepper.check: no random values for inputs of type {t!r}")
 
 
 def _neighbourhood(fgraph: Any, centre: list[Any]) -> set[Any]:

@@ -18,6 +18,7 @@ equilibrium), :mod:`~symlab.rewriting.patterns` (rules as tuple patterns),
 """
 
 from symlab.rewriting.trace import (
+    Attempt,
     ReplayError,
     RewriteStep,
     RewriteTrace,
@@ -59,6 +60,7 @@ from symlab.rewriting.db import (
 
 __all__ = [
     "PHASES",
+    "Attempt",
     "ConstPattern",
     "Dispatch",
     "EquilibriumGraphRewriter",

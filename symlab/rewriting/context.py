@@ -41,7 +41,7 @@ from symlab.graph.basic import Apply, CycleError, MissingInputError, Variable
 from symlab.graph.changes import Feature, GraphChange, InputChanged
 from symlab.graph.fg import FunctionGraph, InconsistencyError
 from symlab.rewriting.rewriter import UNTRACKED, Rewriter
-from symlab.rewriting.trace import RewriteStep, RewriteTrace, TraceNote
+from symlab.rewriting.trace import Attempt, RewriteStep, RewriteTrace, TraceNote
 
 
 class RewriteError(RuntimeError):
@@ -123,11 +123,20 @@ class RewriteContext:
             result = rewriter.transform(fgraph, node)
         except Exception as err:
             raise _rule_error(rewriter, node, err) from err
+        attempts = self.trace.attempts
         if not result:
             idle = self.trace.idle_seconds
             idle[rewriter.name] = idle.get(rewriter.name, 0.0) + perf_counter() - started
+            if attempts is not None:
+                attempts.setdefault(node, []).append(Attempt(rewriter.name, "no match", len(self.trace.steps)))
             return False
-        return self.replace(rewriter, result, node, started=started)
+        before = len(self.trace.steps)
+        accepted = self.replace(rewriter, result, node, started=started)
+        if attempts is not None:
+            last = len(self.trace.steps) if len(self.trace.steps) > before else None
+            outcome = "applied" if accepted else "refused"
+            attempts.setdefault(node, []).append(Attempt(rewriter.name, outcome, before, last))
+        return accepted
 
     def replace(
         self,

@@ -241,11 +241,18 @@ def rewrite_fgraph(
     record: bool = True,
     db: RewriteDatabase | None = None,
     max_use_ratio: float = 10.0,
+    record_attempts: bool = False,
 ) -> RewriteTrace | None:
-    """Rewrite ``fgraph`` in place with the selected rules, phase by phase; return the trace."""
+    """Rewrite ``fgraph`` in place with the selected rules, phase by phase; return the trace.
+
+    ``record_attempts=True`` also keeps every rule tried on every node, matched or not
+    (``trace.attempts``: why a rule did not apply somewhere).
+    """
     phases = (db or default_db).query(include, exclude)
     with gc_paused():
         trace = RewriteTrace(fgraph) if record else None
+        if trace is not None and record_attempts:
+            trace.attempts = {}
         with RewriteContext(fgraph, trace) as ctx:
             for phase in phases:
                 ctx.phase = phase.name
@@ -264,6 +271,7 @@ def rewrite_graph(
     features: Iterable[Any] = (),
     db: RewriteDatabase | None = None,
     max_use_ratio: float = 10.0,
+    record_attempts: bool = False,
 ) -> tuple[Any, RewriteTrace | None]:
     """Rewrite the graph of ``outputs``; return the new outputs and the trace.
 
@@ -278,6 +286,7 @@ def rewrite_graph(
     if inputs is None:
         inputs = [v for v in graph_inputs(outs) if not isinstance(v, Constant)]
     fgraph = FunctionGraph(inputs, outs, clone=clone, features=features)
-    trace = rewrite_fgraph(fgraph, include, exclude, record=record, db=db, max_use_ratio=max_use_ratio)
+    trace = rewrite_fgraph(fgraph, include, exclude, record=record, db=db, max_use_ratio=max_use_ratio,
+                           record_attempts=record_attempts)
     new_outputs = list(fgraph.outputs)
     return (new_outputs[0] if single else new_outputs), trace

@@ -158,6 +158,18 @@ class TraceSummary(list):
         printer.text(self.text())
 
 
+class Attempt(NamedTuple):
+    """A rule tried on a node: ``outcome`` is ``"no match"``, ``"applied"`` or ``"refused"`` (then ``step`` is its step).
+
+    ``after_step`` is the number of steps recorded before the attempt.
+    """
+
+    rule: str
+    outcome: str
+    after_step: int
+    step: int | None = None
+
+
 class ReplayError(RuntimeError):
     """The recorded steps cannot be replayed (the trace is incomplete)."""
 
@@ -188,6 +200,15 @@ class RewriteTrace(Displayable):
         self.notes: list[TraceNote] = []
         #: Time spent in attempts that returned no replacement, per rule.
         self.idle_seconds: dict[str, float] = {}
+        #: Every rule tried on every node (``record_attempts=True`` when rewriting), else ``None``: the
+        #: answer to "why was my rule not applied here?". Off by default: it costs a list entry per attempt.
+        self.attempts: dict[Apply, list[Attempt]] | None = None
+
+    def attempts_on(self, node: Apply) -> list[Attempt] | None:
+        """The rules tried on ``node`` (a node of the rewritten graph), or ``None`` if attempts were not recorded."""
+        if self.attempts is None:
+            return None
+        return list(self.attempts.get(node, ()))
 
     @property
     def start(self) -> FunctionGraph:

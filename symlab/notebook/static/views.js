@@ -321,8 +321,9 @@ function renderStepper({ model, el: host }) {
   );
   const notice = el("div", "sl-notice");
   const panes = el("div", "sl-panes");
-  const before = new Picture(model, () => {});
-  const after = new Picture(model, () => {});
+  // Clicking a node of either pane asks why the rules tried on it did or did not apply.
+  const before = new Picture(model, (key) => send({ type: "why", key }));
+  const after = new Picture(model, (key) => send({ type: "why", key }));
   const beforeBox = el("div", "sl-pane sl-before");
   const afterBox = el("div", "sl-pane sl-after");
   const beforeTitle = el("div", "sl-pane-title");
@@ -427,6 +428,28 @@ function renderStepper({ model, el: host }) {
       card.append(el("pre", "sl-source", data.source));
     } else {
       card.append(button("show the rule's source", "show the source code of this rule", () => send({ type: "source" })));
+    }
+    if (data.check) {
+      card.append(el("div", "sl-check-result", data.check));
+    } else {
+      card.append(button("check this step", "evaluate the graph before and after this step on random inputs",
+        () => send({ type: "check" })));
+    }
+    if (data.why) {
+      const why = el("div", "sl-why");
+      why.append(el("div", "sl-details-title", `rules tried on ${data.why.node}`));
+      const table = el("table", "sl-details-table");
+      for (const row of data.why.rows) {
+        const tr = el("tr");
+        const steps = row.steps.length ? ` (step ${row.steps.join(", ")})` : "";
+        tr.append(el("th", "", row.rule || "-"), el("td", `sl-status-${row.outcome}`, `${row.outcome}${steps}`),
+                  el("td", "", row.reason));
+        table.append(tr);
+      }
+      why.append(table);
+      card.append(why);
+    } else {
+      card.append(el("div", "sl-hint", "click a node in either picture: which rules were tried on it, and why not"));
     }
   };
 
