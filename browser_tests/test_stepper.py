@@ -56,3 +56,27 @@ def test_stepping_a_plus_a_to_the_tenth_with_the_keyboard(lab, browser):
     assert stepper.locator(".sl-after g.node.apply").count() == 1
     assert stepper.locator(".sl-before g.node.apply").count() >= 2
     assert not nb.errors, nb.errors
+
+
+def test_an_exported_page_steps_without_a_kernel(browser, tmp_path):
+    import symlab.tensor as st
+    from symlab.notebook.stepper import RewriteStepper
+
+    a = st.dvector('<img src=x onerror="window.pwned=1">')
+    path = RewriteStepper(a + a**10).export_html(tmp_path / "steps.html")
+    page = browser.new_page()
+    errors = []
+    page.on("pageerror", lambda err: errors.append(str(err)))
+    page.goto(path.as_uri())
+    stepper = page.locator(".sl-stepper")
+    stepper.wait_for()
+    assert stepper.get_attribute("data-step") == "0"
+    stepper.focus()
+    for k in (1, 2):
+        page.keyboard.press("ArrowRight")
+        page.wait_for_function(f"() => document.querySelector('.sl-stepper').dataset.step === '{k}'")
+    assert "elemwise_fusion" in stepper.locator(".sl-card").inner_text()
+    assert stepper.locator(".sl-after g.node.created").count() == 1
+    assert "def " in stepper.locator(".sl-source").inner_text()  # the rule's source travels with the page
+    assert page.evaluate("() => window.pwned") is None and not errors, errors
+    page.close()

@@ -221,3 +221,24 @@ def test_check_compares_before_and_after_on_random_inputs():
     exp_log.step = exp_log.find(rule="exp_log", start=0)
     assert exp_log.check()["nan_mismatch"] > 0
     assert RewriteStepper(z * 2.0).check()["step"] == 0
+
+
+def test_export_html_is_one_self_contained_page_of_every_step(tmp_path):
+    import json
+    import re
+
+    a = st.dvector('<img src=x onerror="window.pwned=1">')
+    stepper = RewriteStepper(a + a**10)
+    stepper.step = 2
+    page = stepper.export_html(tmp_path / "steps.html").read_text()
+    assert stepper.step == 2  # exporting leaves the stepper where it was
+    payload = page.split('id="symlab-steps">', 1)[1].split("</script>", 1)[0]
+    assert "<" not in payload and ">" not in payload  # nothing in the data can end its script element
+    data = json.loads(payload)
+    assert len(data["states"]) == stepper.total + 1 and data["total"] == stepper.total
+    assert [s["card"].get("rule") for s in data["states"][1:]] == [s.rule for s in stepper.trace.steps]
+    assert all("def " in s["card"]["source"] for s in data["states"][1:])
+    urls = set(re.findall(r"https?://[^\s\"'\\\\)]+", page))
+    assert urls <= {"http://www.w3.org/2000/svg", "http://www.w3.org/1999/xlink"}  # namespaces, never fetched
+    assert page.count("</script") == 2 and "renderStepper({ model" in page  # the data and the script
+    assert '<img src=x onerror="window.pwned=1">' not in page  # only escaped, inside the data and the pictures

@@ -28,7 +28,9 @@ RewriteStepper: step 0/3; constant_folding x1, elemwise_fusion x1, inplace_elemw
 
 from __future__ import annotations
 
+import inspect
 import linecache
+import tokenize
 from typing import Any
 
 import traitlets
@@ -280,27 +282,65 @@ class RewriteStepper(ViewWidget):
         with self.answer():
             self.card = {**self.card, "why": {"node": str(node), "key": key, "rows": self.why_not(node)}}
 
+    def export_html(self, path: Any) -> Any:
+        """Write one self-contained page of every step (pictures, cards, the same script inlined); its path.
+
+        The page works without a kernel or a network: open it in a browser, step with the arrow keys, hand
+        it in or attach it to a bug report. Checks and "why not" need the kernel and are left out. Every step
+        is drawn once to make it: a long trace makes a long wait and a large file.
+        """
+        import json
+        from pathlib import Path
+
+        from symlab.notebook.widget import static_file
+
+        keep = (self.step, self.compare)
+        states = []
+        try:
+            self.compare = False
+            for k in range(self.total + 1):
+                self.step = k
+                card = dict(self.card)
+                if k:
+                    card["source"] = self.rule_source()
+                states.append({"before_svg": _bare_svg(self.before_svg), "after_svg": _bare_svg(self.after_svg),
+                               "before_title": self.before_title, "after_title": self.after_title, "card": card})
+            self.compare = True
+            compare = {"before_svg": _bare_svg(self.before_svg), "after_svg": _bare_svg(self.after_svg),
+                       "before_title": self.before_title, "after_title": self.after_title}
+        finally:
+            self.compare = keep[1]
+            self.step = keep[0]
+        data = {"states": states, "compare": compare, "steps": self.steps, "total": self.total}
+        # JSON in a <script> element: no "<", ">" or "&" left to end it early, whatever the names hold.
+        payload = json.dumps(data).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+        title = _html_text(f"symlab rewrite: {self.summary()}")
+        page = (
+            "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<title>{title}</title><style>{static_file('views.css')}</style></head>\n"
+            "<body><div id=\"symlab-stepper\"></div>\n"
+            f"<script type=\"application/json\" id=\"symlab-steps\">{payload}</script>\n"
+            f"<script type=\"module\">\n{static_file('views.js')}\n{static_file('offline.js')}\n</script>\n"
+            "</body></html>\n"
+        )
+        target = Path(path)
+        target.write_text(page, encoding="utf-8")
+        return target
+
     def rule_source(self) -> str:
         """The source code of the current step's rule (read from its location), or why it cannot be shown."""
         step = self.current
         if step is None:
             return ""
         file, line = step.location.file, step.location.line
-        first = linecache.getline(file, line)
-        if not first:
+        lines = linecache.getlines(file)
+        if not 1 <= line <= len(lines):
             return f"(the source of {step.rule} is not available: {step.location})"
-        indent = len(first) - len(first.lstrip())
-        lines = [first.rstrip("\n")]
-        n = line + 1
-        while len(lines) < 80:
-            text = linecache.getline(file, n)
-            if not text:
-                break
-            if text.strip() and len(text) - len(text.lstrip()) <= indent and not text.lstrip().startswith((")", "]")):
-                break
-            lines.append(text.rstrip("\n"))
-            n += 1
-        return "\n".join(lines).rstrip()
+        try:  # the block that starts there: decorators, signature and body
+            block = inspect.getblock(lines[line - 1:])
+        except (IndentationError, SyntaxError, tokenize.TokenError):
+            block = lines[line - 1:line + 20]
+        return "".join(block[:120]).rstrip()
 
     # -- drawing ---------------------------------------------------------------------------------------------
     def _model(self, marks: dict[str, list[Any]], around: list[Any] | None = None) -> tuple[GraphModel, tuple[str, ...]]:
@@ -396,6 +436,18 @@ class RewriteStepper(ViewWidget):
         if self.total > MARKDOWN_MAX_ROWS:
             lines.append(f"| … | | {self.total - MARKDOWN_MAX_ROWS} more steps | | |")
         return "\n".join(lines)
+
+
+def _bare_svg(svg: str) -> str:
+    """``svg`` without its XML prologue and DOCTYPE (which names a URL): the ``<svg>`` element alone."""
+    start = svg.find("<svg")
+    return svg[start:] if start >= 0 else svg
+
+
+def _html_text(text: str) -> str:
+    import html
+
+    return html.escape(text, quote=True)
 
 
 def _random_value(t: Any, rng: Any) -> Any:
