@@ -196,3 +196,24 @@ def test_real_compiled_function():
     assert bundle[DOT].startswith("digraph")
     assert bundle[DOT] == reprs.mimebundle(f.maker.fgraph, include=[DOT])[DOT]  # its optimized graph, same keys
     assert pprint(f) == "sum((v + [1]))"  # the compiled graph broadcasts the constant itself
+
+
+def test_a_trace_displays_unoptimized_and_optimized_side_by_side_with_its_counts():
+    import symlab
+
+    a = st.vector("a")
+    f = symlab.function([a], a + a**10)
+    trace = f.trace
+    bundle = trace._repr_mimebundle_()
+    dot = bundle[DOT]
+    assert "cluster_u" in dot and "cluster_o" in dot and "unoptimized (step 0)" in dot
+    assert "constant_folding: 1 applied" in dot and "inplace_elemwise: 0 applied, 1 refused" in dot
+    assert "symlab.view(trace)" in dot
+    assert bundle[PLAIN].startswith("RewriteTrace: 2 applied, 1 refused")
+    if CAN_RENDER:
+        root = ET.fromstring(bundle[SVG])
+        ids = {g.get("id") for g in root.iter("{http://www.w3.org/2000/svg}g")
+               if "apply" in (g.get("class") or "").split()}
+        final = {"o_" + trace.key(n) for n in trace.fgraph.apply_nodes}
+        start = {"u_" + trace.key(n) for n in trace._start_nodes}
+        assert ids == final | start

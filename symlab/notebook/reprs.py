@@ -167,6 +167,8 @@ def diagram_source(obj: Any) -> str:
     from symlab.printing.model import build_model
 
     subject = obj if isinstance(obj, Subject) else subject_of(obj, "diagram_source")
+    if subject.kind == "trace":
+        return trace_source(subject.obj)
     if not subject.is_graph:
         return to_dot(build_model(subject, style="structure", caller="diagram_source")).source
     budget = DIAGRAM_MAX_NODES if _depth(subject) <= DIAGRAM_MAX_RANKS else DIAGRAM_MAX_RANKS
@@ -175,6 +177,24 @@ def diagram_source(obj: Any) -> str:
     if model.folded or len(model.nodes) >= 30:
         notes.append("symlab.view(...) shows it with pan, zoom, folds to expand and clickable nodes")
     return to_dot(model, legend=True, fit=DIAGRAM_FIT, notes=notes).source
+
+
+def trace_source(trace: Any) -> str:
+    """The DOT a RewriteTrace displays: the unoptimized and the optimized graph side by side, in the
+    same style, and what each rule did (applied and refused, per rule); ``symlab.view(trace)`` steps it."""
+    from symlab.printing.diagram import side_by_side
+    from symlab.printing.model import build_model
+
+    cursor = trace.cursor(0)
+    start = build_model(cursor, style="compact", max_nodes=DIAGRAM_MAX_NODES, caller="trace_source")
+    final = build_model(trace.fgraph, style="compact", max_nodes=DIAGRAM_MAX_NODES, caller="trace_source")
+    counts = [f"{s.rule}: {s.applied} applied" + (f", {s.refused} refused" if s.refused else "")
+              for s in trace.summary() if s.applied or s.refused]
+    notes = [f"{len(trace.steps)} steps: " + "; ".join(counts[:12]) + (f"; and {len(counts) - 12} more rules"
+                                                                        if len(counts) > 12 else ""),
+             "symlab.view(trace) steps through them, one rule application at a time"]
+    panels = [("u_", "unoptimized (step 0)", start), ("o_", f"optimized (step {len(trace.steps)})", final)]
+    return side_by_side(panels, notes, fit=DIAGRAM_FIT).source
 
 
 def _depth(subject: Subject) -> int:

@@ -66,7 +66,7 @@ from typing import Any
 from symlab.printing.model import DEFAULT_MAX_NODES, STYLES, DrawEdge, DrawNode, GraphModel, build_model
 
 __all__ = ["CLASS_STYLES", "COMPACT_COLORS", "STRUCTURE_COLORS", "diagram", "node_count", "to_dot"]
-__all__ += ["DEFAULT_MAX_NODES", "LEGENDS", "STYLES", "legend_label"]
+__all__ += ["DEFAULT_MAX_NODES", "LEGENDS", "STYLES", "legend_label", "side_by_side"]
 
 #: ``(border colour, fill colour)`` of each kind of object in the structure style (seed 000).
 STRUCTURE_COLORS = {
@@ -212,16 +212,45 @@ def to_dot(model: GraphModel, legend: bool = False, fit: str | None = None, note
     if fit is not None:
         graph_attr["size"] = fit  # inches; a larger drawing is scaled down to fit
     dot = graphviz.Digraph(graph_attr=graph_attr, node_attr={"fontsize": "11"}, edge_attr={"fontsize": "9"})
+    _write(dot, model, "")
+    return dot
+
+
+def _write(dot: Any, model: GraphModel, prefix: str) -> None:
+    """Add ``model``'s nodes and edges to ``dot`` (a graph or a cluster), their keys after ``prefix``."""
     for node in model.nodes.values():
         attrs = _node_attrs(model.style, node)
         _paint(attrs, node.classes)
         if node.tooltip is not None:
             attrs["tooltip"] = _label(node.tooltip)
-        attrs["id"] = node.key
+        attrs["id"] = prefix + node.key
         attrs["class"] = _classes(node.kind, node.classes)
-        dot.node(node.key, _label(*node.label), **attrs)
+        dot.node(prefix + node.key, _label(*node.label), **attrs)
     for edge in model.edges:
-        dot.edge(edge.tail, edge.head, **_edge_attrs(edge))
+        attrs = _edge_attrs(edge)
+        attrs["id"] = prefix + attrs["id"]
+        dot.edge(prefix + edge.tail, prefix + edge.head, **attrs)
+
+
+def side_by_side(panels: list[tuple[str, str, GraphModel]], notes: Iterable[str] = (), fit: str | None = None) -> Any:
+    """One DOT of several models side by side: ``(prefix, title, model)`` each, in a titled cluster.
+
+    Each node's name and id is its key after the panel's ``prefix`` (``u_a2``), so an SVG still maps back.
+    The graph's label is the legend of the first model's style, then ``notes``.
+    """
+    import graphviz
+
+    style = panels[0][2].style if panels else "compact"
+    graph_attr: dict[str, Any] = {"rankdir": "TB", "label": legend_label(style, list(notes)), "labelloc": "b",
+                                  "fontsize": "10"}
+    if fit is not None:
+        graph_attr["size"] = fit
+    dot = graphviz.Digraph(graph_attr=graph_attr, node_attr={"fontsize": "11"}, edge_attr={"fontsize": "9"})
+    for prefix, title, model in panels:
+        with dot.subgraph(name=f"cluster_{prefix.rstrip('_')}") as cluster:
+            label = title + (f" ({model.note})" if model.note else "")
+            cluster.attr(label=_label(label), labelloc="t", style="rounded", color="#adb5bd", fontsize="12")
+            _write(cluster, model, prefix)
     return dot
 
 
