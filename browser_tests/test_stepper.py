@@ -31,7 +31,7 @@ def test_stepping_a_plus_a_to_the_tenth_with_the_keyboard(lab, browser):
         wait_drawn(nb, stepper, before)
         assert stepper.get_attribute("data-step") == str(k)
         card = stepper.locator(".sl-card").inner_text()
-        rows = stepper.locator(".sl-step-list li")
+        rows = stepper.locator(".sl-step-list li.sl-step")
         assert "sl-current" in (rows.nth(k - 1).get_attribute("class") or "")
         if "elemwise_fusion" in card:
             assert "applied" in card and "fused 2 Elemwise nodes" in card
@@ -50,7 +50,7 @@ def test_stepping_a_plus_a_to_the_tenth_with_the_keyboard(lab, browser):
     assert "def " in stepper.locator(".sl-source").inner_text()
     # unoptimized | optimized side by side
     before = int(stepper.get_attribute("data-drawn"))
-    stepper.locator(".sl-toolbar label.sl-check input").check()
+    stepper.get_by_role("checkbox", name="unoptimized | optimized").check()
     wait_drawn(nb, stepper, before)
     assert stepper.locator(".sl-before .sl-pane-title").inner_text().startswith("unoptimized")
     assert stepper.locator(".sl-after g.node.apply").count() == 1
@@ -80,3 +80,25 @@ def test_an_exported_page_steps_without_a_kernel(browser, tmp_path):
     assert "def " in stepper.locator(".sl-source").inner_text()  # the rule's source travels with the page
     assert page.evaluate("() => window.pwned") is None and not errors, errors
     page.close()
+
+
+def test_play_moves_through_the_steps_and_phases_are_headed(lab, browser):
+    from conftest import write_notebook
+
+    write_notebook(lab.root / "play.ipynb", [
+        "import symlab, symlab.tensor as T\n"
+        "a = T.vector('a')\n"
+        "from symlab.notebook import RewriteStepper\n"
+        "RewriteStepper(a + a ** 10)",
+    ])
+    nb = open_notebook(browser, lab, "play.ipynb")
+    nb.run_all()
+    stepper = nb.page.locator(".sl-stepper").first
+    stepper.wait_for()
+    headers = stepper.locator(".sl-step-list li.sl-phase").all_inner_texts()
+    assert headers == ["canonicalize: 1 applied, 0 refused", "fusion: 1 applied, 0 refused",
+                       "inplace: 0 applied, 1 refused"]
+    stepper.locator("select.sl-select").select_option("500")
+    stepper.get_by_role("button", name="play the steps at the chosen speed (again: pause)").click()
+    nb.page.wait_for_function("() => document.querySelector('.sl-stepper').dataset.step === '3'", timeout=15_000)
+    assert not nb.errors, nb.errors

@@ -242,3 +242,23 @@ def test_export_html_is_one_self_contained_page_of_every_step(tmp_path):
     assert urls <= {"http://www.w3.org/2000/svg", "http://www.w3.org/1999/xlink"}  # namespaces, never fetched
     assert page.count("</script") == 2 and "renderStepper({ model" in page  # the data and the script
     assert '<img src=x onerror="window.pwned=1">' not in page  # only escaped, inside the data and the pictures
+
+
+def test_the_step_list_says_which_steps_moved_no_node():
+    a = st.dvector("a")
+    stepper = RewriteStepper(a + a**10)
+    assert stepper.steps == [[1, "canonicalize", "constant_folding", True, False],
+                             [2, "fusion", "elemwise_fusion", True, False],
+                             [3, "inplace", "inplace_elemwise", False, False]]
+    x = st.dvector("x")
+    from symlab.graph.fg import FunctionGraph
+    from symlab.rewriting import EquilibriumGraphRewriter
+
+    @node_rewriter([st.exp])
+    def rename_input(fgraph, node):
+        """exp(x) -> exp(x'), x' a new input: no node comes or goes"""
+        return None
+
+    fg = FunctionGraph([x], [st.exp(x)])
+    trace = EquilibriumGraphRewriter([rename_input]).rewrite(fg)
+    assert RewriteStepper(trace).steps == []

@@ -485,7 +485,9 @@ def _neighbourhood(fgraph: Any, centre: list[Any]) -> set[Any]:
 
 
 def _row(step: RewriteStep) -> list[Any]:
-    return [step.index, step.phase, step.rule, step.accepted]
+    """A row of the step list: index, phase, rule, accepted, and whether it moved no node (nothing came or went)."""
+    quiet = step.accepted and not step.removed and not step.created
+    return [step.index, step.phase, step.rule, step.accepted, quiet]
 
 
 def _code(text: str) -> str:

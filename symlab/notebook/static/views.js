@@ -105,7 +105,21 @@ class Picture {
     });
   }
 
-  show(svgText) {
+  centres() {
+    const found = new Map();
+    if (!this.svg) return found;
+    for (const g of this.svg.querySelectorAll("g.node[data-key]")) {
+      const box = g.getBBox();
+      found.set(g.dataset.key, [box.x + box.width / 2, box.y + box.height / 2]);
+    }
+    return found;
+  }
+
+  // With animate, nodes that keep their key move from where they were to where they are now (Web
+  // Animations; nothing moves under prefers-reduced-motion).
+  show(svgText, animate = false) {
+    const reduced = window.matchMedia && window.matchMedia("(prefers-reduced-motion: reduce)").matches;
+    const old = animate && !reduced ? this.centres() : null;
     const svg = parseSvg(svgText);
     this.root.replaceChildren();
     this.svg = svg;
@@ -117,6 +131,18 @@ class Picture {
     this.height = parseFloat(svg.getAttribute("height")) || null;
     this.root.append(svg);
     this.applyScale();
+    if (old && old.size && svg.animate !== undefined) {
+      for (const [key, [x, y]] of this.centres()) {
+        const before = old.get(key);
+        if (!before) continue;
+        const dx = before[0] - x;
+        const dy = before[1] - y;
+        if (Math.abs(dx) + Math.abs(dy) < 0.5) continue;
+        const g = svg.querySelector(`g.node[data-key="${CSS.escape(key)}"]`);
+        g.animate([{ transform: `translate(${dx}px, ${dy}px)` }, { transform: "translate(0px, 0px)" }],
+          { duration: 350, easing: "ease-out" });
+      }
+    }
   }
 
   applyScale() {
@@ -299,6 +325,31 @@ function renderStepper({ model, el: host }) {
   compareLabel.htmlFor = compareBox.id;
   compareLabel.prepend(compareBox);
   compareBox.addEventListener("change", () => send({ type: "compare", compare: compareBox.checked }));
+  let player = null;
+  const speed = el("select", "sl-select");
+  speed.setAttribute("aria-label", "playing speed");
+  for (const [text, ms] of [["0.5 s a step", 500], ["1 s a step", 1000], ["2 s a step", 2000]]) {
+    const option = el("option", "", text);
+    option.value = String(ms);
+    speed.append(option);
+  }
+  speed.value = "1000";
+  const stop = () => {
+    if (player !== null) clearInterval(player);
+    player = null;
+    playButton.textContent = "play";
+  };
+  const playButton = button("play", "play the steps at the chosen speed (again: pause)", () => {
+    if (player !== null) {
+      stop();
+      return;
+    }
+    playButton.textContent = "pause";
+    player = setInterval(() => {
+      if (model.get("step") >= model.get("total")) stop();
+      else send({ type: "move", direction: "next" });
+    }, Number(speed.value));
+  });
   const fullBox = el("input");
   fullBox.type = "checkbox";
   fullBox.id = `sl-full-${Math.random().toString(36).slice(2)}`;
@@ -316,6 +367,8 @@ function renderStepper({ model, el: host }) {
     position,
     button("◀ rule", "previous use of this step's rule", () => send({ type: "rule", backward: true })),
     button("rule ▶", "next use of this step's rule", () => send({ type: "rule", backward: false })),
+    playButton,
+    speed,
     compareLabel,
     fullLabel,
   );
@@ -345,8 +398,14 @@ function renderStepper({ model, el: host }) {
   const hideLabel = el("label", "sl-check", " hide refused");
   hideLabel.htmlFor = hideBox.id;
   hideLabel.prepend(hideBox);
+  const quietBox = el("input");
+  quietBox.type = "checkbox";
+  quietBox.id = `sl-quiet-${Math.random().toString(36).slice(2)}`;
+  const quietLabel = el("label", "sl-check", " hide steps that moved no node");
+  quietLabel.htmlFor = quietBox.id;
+  quietLabel.prepend(quietBox);
   const list = el("ol", "sl-step-list");
-  listBox.append(filter, hideLabel, list);
+  listBox.append(filter, hideLabel, quietLabel, list);
   lower.append(card, listBox);
   root.append(toolbar, notice, panes, lower);
   host.append(root);
@@ -364,13 +423,28 @@ function renderStepper({ model, el: host }) {
   let rows = [];
   const buildList = () => {
     list.replaceChildren();
-    rows = model.get("steps").map(([index, phase, rule, accepted]) => {
-      const li = el("li", accepted ? "sl-step" : "sl-step sl-refused");
+    const steps = model.get("steps");
+    const counts = new Map();
+    for (const [, phase, , accepted] of steps) {
+      const c = counts.get(phase) || [0, 0];
+      c[accepted ? 0 : 1] += 1;
+      counts.set(phase, c);
+    }
+    let phaseShown = null;
+    rows = steps.map(([index, phase, rule, accepted, quiet]) => {
+      if (phase !== phaseShown) {
+        const [applied, refused] = counts.get(phase);
+        const header = el("li", "sl-phase", `${phase}: ${applied} applied, ${refused} refused`);
+        header.setAttribute("aria-hidden", "true");
+        list.append(header);
+        phaseShown = phase;
+      }
+      const li = el("li", `sl-step${accepted ? "" : " sl-refused"}${quiet ? " sl-quiet" : ""}`);
       li.value = index;
       li.dataset.step = String(index);
       li.dataset.rule = rule;
-      li.append(el("span", "sl-step-phase", phase), el("span", "sl-step-rule", rule),
-                el("span", "sl-step-status", accepted ? "applied" : "refused"));
+      li.append(el("span", "sl-step-rule", rule),
+                el("span", "sl-step-status", accepted ? (quiet ? "applied, no node moved" : "applied") : "refused"));
       li.addEventListener("click", () => send({ type: "goto", step: index }));
       list.append(li);
       return li;
@@ -380,12 +454,14 @@ function renderStepper({ model, el: host }) {
     const words = filter.value.trim().toLowerCase();
     for (const li of rows) {
       const hidden = (hideBox.checked && li.classList.contains("sl-refused"))
+        || (quietBox.checked && li.classList.contains("sl-quiet"))
         || (words && !li.dataset.rule.toLowerCase().includes(words));
       li.hidden = Boolean(hidden);
     }
   };
   filter.addEventListener("input", applyFilter);
   hideBox.addEventListener("change", applyFilter);
+  quietBox.addEventListener("change", applyFilter);
 
   const renderCard = (data) => {
     card.replaceChildren(el("div", "sl-details-title", data.title || ""));
@@ -467,12 +543,13 @@ function renderStepper({ model, el: host }) {
     position.textContent = `step ${step} / ${total}`;
     compareBox.checked = model.get("compare");
     fullBox.checked = model.get("full");
+    const animate = !model.get("compare");
     if (model.get("before_svg") !== shown.before) {
-      before.show(model.get("before_svg"));
+      before.show(model.get("before_svg"), animate);
       shown.before = model.get("before_svg");
     }
     if (model.get("after_svg") !== shown.after) {
-      after.show(model.get("after_svg"));
+      after.show(model.get("after_svg"), animate);
       shown.after = model.get("after_svg");
     }
     beforeBox.hidden = !model.get("before_title");
