@@ -250,15 +250,21 @@ def test_the_step_list_says_which_steps_moved_no_node():
     assert stepper.steps == [[1, "canonicalize", "constant_folding", True, False],
                              [2, "fusion", "elemwise_fusion", True, False],
                              [3, "inplace", "inplace_elemwise", False, False]]
-    x = st.dvector("x")
+    # a step that only moves an edge (exp reads the input y instead of x): no node comes or goes
     from symlab.graph.fg import FunctionGraph
     from symlab.rewriting import EquilibriumGraphRewriter
 
+    x, y = st.dvector("x"), st.dvector("y")
+
     @node_rewriter([st.exp])
-    def rename_input(fgraph, node):
-        """exp(x) -> exp(x'), x' a new input: no node comes or goes"""
+    def read_y(fgraph, node):
+        """exp(x) -> exp(y)"""
+        if node.inputs[0] is fgraph.inputs[0]:
+            return {fgraph.inputs[0]: fgraph.inputs[1]}
         return None
 
-    fg = FunctionGraph([x], [st.exp(x)])
-    trace = EquilibriumGraphRewriter([rename_input]).rewrite(fg)
-    assert RewriteStepper(trace).steps == []
+    fg = FunctionGraph([x, y], [st.exp(x), y * 2.0], clone=False)
+    trace = EquilibriumGraphRewriter([read_y]).rewrite(fg)
+    (row,) = RewriteStepper(trace).steps
+    assert row == [1, "equilibrium", "read_y", True, True]
+    assert not trace.step(1).removed and not trace.step(1).created and trace.step(1).events
