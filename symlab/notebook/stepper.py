@@ -398,7 +398,8 @@ class RewriteStepper(ViewWidget):
         if step is None:
             summary = self.trace.summary()
             return {"step": 0, "title": "step 0: the unoptimized graph",
-                    "counts": [[s.rule, s.applied, s.refused] for s in summary if s.applied or s.refused]}
+                    "counts": [[s.rule, s.applied, s.refused, f"{s.seconds * 1e3:.2f} ms"] for s in summary
+                               if s.applied or s.refused]}
         return {
             "step": step.index,
             "title": f"step {step.index} of {self.total}",

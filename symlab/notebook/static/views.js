@@ -468,11 +468,11 @@ function renderStepper({ model, el: host }) {
     if (data.counts) {
       const table = el("table", "sl-details-table");
       const head = el("tr");
-      head.append(el("th", "", "rule"), el("th", "", "applied"), el("th", "", "refused"));
+      head.append(el("th", "", "rule"), el("th", "", "applied"), el("th", "", "refused"), el("th", "", "time"));
       table.append(head);
-      for (const [rule, applied, refused] of data.counts) {
+      for (const [rule, applied, refused, time] of data.counts) {
         const tr = el("tr");
-        tr.append(el("td", "", rule), el("td", "", applied), el("td", "", refused));
+        tr.append(el("td", "", rule), el("td", "", applied), el("td", "", refused), el("td", "", time));
         table.append(tr);
       }
       card.append(table);
