@@ -64,7 +64,8 @@ def test_an_exported_page_steps_without_a_kernel(browser, tmp_path):
 
     a = st.dvector('<img src=x onerror="window.pwned=1">')
     path = RewriteStepper(a + a**10).export_html(tmp_path / "steps.html")
-    page = browser.new_page()
+    page = browser.new_page()  # the browser's pages prefer reduced motion: nothing may move
+    page.add_init_script("window.__moved = []; Element.prototype.animate = function () { window.__moved.push(1); };")
     errors = []
     page.on("pageerror", lambda err: errors.append(str(err)))
     page.goto(path.as_uri())
@@ -79,6 +80,27 @@ def test_an_exported_page_steps_without_a_kernel(browser, tmp_path):
     assert stepper.locator(".sl-after g.node.created").count() == 1
     assert "def " in stepper.locator(".sl-source").inner_text()  # the rule's source travels with the page
     assert page.evaluate("() => window.pwned") is None and not errors, errors
+    assert page.evaluate("() => window.__moved") == []  # reduced motion: nothing moves
+    page.close()
+    # without reduced motion, the nodes that keep their key move to their new place
+    # (each call of Element.animate is recorded: an animation may be over before the test looks)
+    page = browser.new_page()
+    page.emulate_media(reduced_motion="no-preference")
+    page.add_init_script("""
+        window.__moved = [];
+        const animate = Element.prototype.animate;
+        Element.prototype.animate = function (...args) {
+            window.__moved.push(this.dataset.key);
+            return animate.apply(this, args);
+        };
+    """)
+    page.goto(path.as_uri())
+    page.locator(".sl-stepper").focus()
+    for k in (1, 2):
+        page.keyboard.press("ArrowRight")
+        page.wait_for_function(f"() => document.querySelector('.sl-stepper').dataset.step === '{k}'")
+    moving = page.evaluate("() => window.__moved")
+    assert moving and all(moving), moving
     page.close()
 
 
