@@ -247,3 +247,25 @@ def test_a_built_wheel_contains_the_script_and_styles(tmp_path):
     (wheel,) = tmp_path.glob("symlab-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     assert {"symlab/notebook/static/views.js", "symlab/notebook/static/views.css"} <= names
+
+
+def test_a_view_redraws_when_its_graph_changed_keeping_or_clearing_the_selection():
+    fg = seed_graph()
+    view = GraphView(fg)
+    x = fg.inputs[0]
+    view.select(x)
+    exp_node = next(n for n in fg.apply_nodes if "exp" in str(n.op))
+    fg.replace(exp_node.outputs[0], st.sin(x))  # from another cell
+    assert view.refresh() and view.selected is x and "the graph changed" in view.notice
+    assert view.details["clients"] == [f"({c[0]}, {c[1]})" for c in fg.clients[x]]
+    assert any("sin" in str(n.obj.op) for n in view.model.nodes.values() if n.kind == "apply")
+    assert not view.refresh()  # nothing new
+    sin_node = next(n for n in fg.apply_nodes if "sin" in str(n.op))
+    view.select(sin_node)
+    fg.replace(sin_node.outputs[0], st.cos(x))
+    click(view, fg.key(x))  # a click on the old picture: redrawn first, then answered
+    assert view.selected is x
+    view.select(next(n for n in fg.apply_nodes if "cos" in str(n.op)))
+    fg.replace(fg.outputs[0], fg.inputs[1] * 2.0)
+    view.refresh()
+    assert view.selected is None and "the selected node left it" in view.notice

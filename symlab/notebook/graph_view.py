@@ -82,6 +82,17 @@ class GraphView(ViewWidget):
         self._radius = focus_radius
         self._kept: set[Any] = set()  # nodes shown although folding would hide them (expanded groups)
         self._budget = max_nodes  # grows as groups are expanded
+        self._index()
+        self.model: GraphModel | None = None
+        self._ready = False
+        super().__init__(view="graph", picture_style=style)
+        self._ready = True
+        with self.answer():
+            self._draw()
+
+    def _index(self) -> None:
+        """Every key of the graph, its nodes in order and who uses each (from the graph as it is now)."""
+        subject = self._subject
         self._full = build_model(subject, "compact", max_nodes=10**9)  # every key, for lookups
         self._order = toposort(list(subject.outputs))[0]
         self._consumers: dict[Apply, list[Apply]] = {n: [] for n in self._order}
@@ -89,12 +100,35 @@ class GraphView(ViewWidget):
             for inp in node.inputs:
                 if inp.owner in self._consumers:
                     self._consumers[inp.owner].append(node)
-        self.model: GraphModel | None = None
-        self._ready = False
-        super().__init__(view="graph", picture_style=style)
-        self._ready = True
+        self._version = subject.fgraph.version if subject.fgraph is not None else 0
+
+    def refresh(self) -> bool:
+        """Redraw if the FunctionGraph changed since the view drew it (True if it did).
+
+        Every interaction asks first, so a view never answers about a graph that is gone. The selection
+        stays when its object is still in the graph (keys are stable), and is cleared, saying so, when it
+        left. (A live clients inspector that redraws by itself after each cell is issue 20's.)
+        """
+        fg = self._subject.fgraph
+        if fg is None or fg.version == self._version:
+            return False
+        self._subject = subject_of(self._subject.obj, "GraphView", kinds=("fgraph", "function"))
+        self._index()
+        gone = False
+        if self.selected_key:
+            try:
+                self._full.obj(self.selected_key)
+            except KeyError:  # not in the graph as it is now (or a folded group of the old picture)
+                gone = True
+        kept = {k for k in self._kept if k in fg}
+        self._kept = kept
         with self.answer():
+            if gone:
+                self.selected_key = ""
             self._draw()
+            what = "; the selected node left it" if gone else ""
+            self.notice = f"the graph changed (version {fg.version}): redrawn{what}. " + self.notice
+        return True
 
     # -- what is shown ---------------------------------------------------------------------------
     @property
@@ -141,6 +175,7 @@ class GraphView(ViewWidget):
     # -- the clicks' Python twins ----------------------------------------------------------------------
     def select(self, target: Any) -> None:
         """Select ``target``: an Apply node, a Variable, an Op, a Type, a key, or ``None`` (clear)."""
+        self.refresh()
         if target is None or target == "":
             key = ""
         elif isinstance(target, str):
@@ -179,6 +214,10 @@ class GraphView(ViewWidget):
                 self.notice)
 
     # -- browser messages ----------------------------------------------------------------------------
+    def _on_browser_message(self, widget: Any, content: Any, buffers: Any) -> None:
+        self.refresh()  # a click on a picture of a graph that has changed since: redraw first
+        super()._on_browser_message(widget, content, buffers)
+
     def _on_select(self, content: dict[str, Any]) -> None:
         key = content.get("key") or ""
         if key and self._object(self._edge_variable(key) or key) is None:
