@@ -92,11 +92,11 @@ lab: $(STAMP) bytecode graphviz-dot
 	$(VENV)/bin/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) notebooks/
 
 lint: $(STAMP)
-	@echo "+ ruff check symlab tests browser_tests benchmarks"
-	@$(VENV)/bin/ruff check --no-cache --output-format concise symlab tests browser_tests benchmarks
+	@echo "+ ruff check symlab tests benchmarks"
+	@$(VENV)/bin/ruff check --no-cache --output-format concise symlab tests benchmarks
 
 unit: $(STAMP)
-	$(call pytest_allow_empty,-n 2 tests)
+	$(call pytest_allow_empty,-n 2 tests --ignore=tests/browser)
 
 doctest: $(STAMP)
 	$(call pytest_allow_empty,--doctest-modules symlab)
@@ -105,7 +105,7 @@ nbval: $(STAMP) graphviz-dot
 	$(call pytest_allow_empty,--nbval notebooks/ --nbval-sanitize-with .nbval-sanitize.cfg)
 
 browser: $(STAMP) graphviz-dot chromium
-	SYMLAB_CHROMIUM=$(CHROMIUM) $(PYTEST) browser_tests
+	SYMLAB_CHROMIUM=$(CHROMIUM) $(PYTEST) tests/browser
 
 # Every stage runs even when an earlier one fails; make test fails if any did.
 test: $(STAMP) bytecode graphviz-dot

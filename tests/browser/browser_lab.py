@@ -3,7 +3,9 @@
 The tests start their own server (a free local port, a random token, Jupyter, IPython and XDG
 directories in a temporary folder, a copy of the notebooks as its root) and stop it at the end.
 Chromium is the system's (``/usr/bin/chromium``, or ``SYMLAB_CHROMIUM``); ``playwright install`` is
-never run. ``make test`` runs these tests unless ``BROWSER=0``.
+never run. ``make test`` runs these tests (``tests/browser``, apart from the parallel unit tests)
+unless ``BROWSER=0``. This module holds the server, the page helpers and the fixtures; ``conftest.py``
+makes the fixtures available to the tests here.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = os.environ.get("SYMLAB_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_FLAGS = [
     "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import ROOT, open_notebook, stripped_copy
+from browser_lab import ROOT, open_notebook, stripped_copy
 
 
 def wait_drawn(nb, view, before: int) -> None:
@@ -105,7 +105,7 @@ def test_an_exported_page_steps_without_a_kernel(browser, tmp_path):
 
 
 def test_play_moves_through_the_steps_and_phases_are_headed(lab, browser):
-    from conftest import write_notebook
+    from browser_lab import write_notebook
 
     write_notebook(lab.root / "play.ipynb", [
         "import symlab, symlab.tensor as T\n"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import ROOT, open_notebook, stripped_copy, write_notebook
+from browser_lab import ROOT, open_notebook, stripped_copy, write_notebook
 
 
 def widgets(nb):
