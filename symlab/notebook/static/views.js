@@ -65,6 +65,19 @@ function el(tag, className, text) {
   return node;
 }
 
+// A labelled checkbox (keyboard-reachable); returns [box, label], the label to place, the box to read.
+function checkbox(text, onChange, title) {
+  const box = el("input");
+  box.type = "checkbox";
+  box.id = `sl-box-${Math.random().toString(36).slice(2)}`;
+  const label = el("label", "sl-check", ` ${text}`);
+  label.htmlFor = box.id;
+  if (title) label.title = title;
+  label.prepend(box);
+  box.addEventListener("change", () => onChange(box.checked));
+  return [box, label];
+}
+
 function button(label, title, onClick) {
   const b = el("button", "sl-button", label);
   b.type = "button";
@@ -244,13 +257,7 @@ function renderGraphView({ model, el: host }) {
     styleSelect.append(option);
   }
   styleSelect.addEventListener("change", () => send({ type: "style", style: styleSelect.value }));
-  const focusBox = el("input");
-  focusBox.type = "checkbox";
-  focusBox.id = `sl-focus-${Math.random().toString(36).slice(2)}`;
-  const focusLabel = el("label", "sl-check", " focus on the selection");
-  focusLabel.htmlFor = focusBox.id;
-  focusLabel.prepend(focusBox);
-  focusBox.addEventListener("change", () => send({ type: "focus", focus: focusBox.checked }));
+  const [focusBox, focusLabel] = checkbox("focus on the selection", (on) => send({ type: "focus", focus: on }));
   toolbar.append(
     el("span", "sl-toolbar-label", "style"), styleSelect, focusLabel,
     button("+", "zoom in", () => picture.zoom(1.25)),
@@ -318,13 +325,7 @@ function renderStepper({ model, el: host }) {
   slider.setAttribute("aria-label", "step");
   slider.addEventListener("input", () => send({ type: "goto", step: Number(slider.value) }));
   const position = el("span", "sl-position");
-  const compareBox = el("input");
-  compareBox.type = "checkbox";
-  compareBox.id = `sl-compare-${Math.random().toString(36).slice(2)}`;
-  const compareLabel = el("label", "sl-check", " unoptimized | optimized");
-  compareLabel.htmlFor = compareBox.id;
-  compareLabel.prepend(compareBox);
-  compareBox.addEventListener("change", () => send({ type: "compare", compare: compareBox.checked }));
+  const [compareBox, compareLabel] = checkbox("unoptimized | optimized", (on) => send({ type: "compare", compare: on }));
   let player = null;
   const speed = el("select", "sl-select");
   speed.setAttribute("aria-label", "playing speed");
@@ -350,14 +351,8 @@ function renderStepper({ model, el: host }) {
       else send({ type: "move", direction: "next" });
     }, Number(speed.value));
   });
-  const fullBox = el("input");
-  fullBox.type = "checkbox";
-  fullBox.id = `sl-full-${Math.random().toString(36).slice(2)}`;
-  const fullLabel = el("label", "sl-check", " whole graph");
-  fullLabel.htmlFor = fullBox.id;
-  fullLabel.title = "large graphs are drawn around each step's change; tick to draw all of it (folded)";
-  fullLabel.prepend(fullBox);
-  fullBox.addEventListener("change", () => send({ type: "full", full: fullBox.checked }));
+  const [fullBox, fullLabel] = checkbox("whole graph", (on) => send({ type: "full", full: on }),
+    "large graphs are drawn around each step's change; tick to draw all of it (folded)");
   toolbar.append(
     button("⏮", "first step (the unoptimized graph)", () => send({ type: "move", direction: "first" })),
     button("◀", "previous step (←)", () => send({ type: "move", direction: "prev" })),
@@ -392,18 +387,8 @@ function renderStepper({ model, el: host }) {
   filter.type = "search";
   filter.placeholder = "filter rules";
   filter.setAttribute("aria-label", "filter the steps by rule name");
-  const hideBox = el("input");
-  hideBox.type = "checkbox";
-  hideBox.id = `sl-hide-${Math.random().toString(36).slice(2)}`;
-  const hideLabel = el("label", "sl-check", " hide refused");
-  hideLabel.htmlFor = hideBox.id;
-  hideLabel.prepend(hideBox);
-  const quietBox = el("input");
-  quietBox.type = "checkbox";
-  quietBox.id = `sl-quiet-${Math.random().toString(36).slice(2)}`;
-  const quietLabel = el("label", "sl-check", " hide steps that moved no node");
-  quietLabel.htmlFor = quietBox.id;
-  quietLabel.prepend(quietBox);
+  const [hideBox, hideLabel] = checkbox("hide refused", () => applyFilter());
+  const [quietBox, quietLabel] = checkbox("hide steps that moved no node", () => applyFilter());
   const list = el("ol", "sl-step-list");
   listBox.append(filter, hideLabel, quietLabel, list);
   lower.append(card, listBox);
@@ -460,8 +445,6 @@ function renderStepper({ model, el: host }) {
     }
   };
   filter.addEventListener("input", applyFilter);
-  hideBox.addEventListener("change", applyFilter);
-  quietBox.addEventListener("change", applyFilter);
 
   const renderCard = (data) => {
     card.replaceChildren(el("div", "sl-details-title", data.title || ""));
