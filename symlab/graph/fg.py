@@ -253,13 +253,7 @@ class FunctionGraph(Displayable):
 
     def import_node(self, node: Apply, check: bool = True, reason: str | None = None) -> None:
         """Add ``node`` and every node it needs that the graph does not have yet (one change)."""
-        mark = self._begin()
-        try:
-            self._import_node(node, check, reason)
-        except BaseException:
-            self._rollback(mark)
-            raise
-        self._end(mark, reason)
+        self._atomic(reason, self._import_node, node, check, reason)
 
     def _import_node(self, node: Apply, check: bool, reason: str | None) -> None:
         on_import = self._callbacks_for("on_import")
@@ -327,6 +321,19 @@ class FunctionGraph(Displayable):
             raise
         self._end(mark, reason)
 
+    def _atomic(self, reason: str | None, action: Callable[..., Any], *args: Any) -> None:
+        """``action(*args)`` as one change: committed, or rolled back if it raises.
+
+        (What :meth:`change` does, without a generator: rewrites make thousands of changes.)
+        """
+        mark = self._begin()
+        try:
+            action(*args)
+        except BaseException:
+            self._rollback(mark)
+            raise
+        self._end(mark, reason)
+
     def _begin(self) -> tuple[int, int]:
         """Open a change (or a nested part of the open one); the mark to end or roll back."""
         if self._journal is None:
@@ -359,16 +366,23 @@ class FunctionGraph(Displayable):
                          for e in undo if type(e) is NodePruned or type(e) is VariablePruned}
         self._journal = None
         try:
-            for event in reversed(undo):
-                if type(event) is InputChanged:
-                    node = event.node
-                    if node != "output" and node not in self._nodes:
-                        self._import_node(node, False, "revert")  # pruned later in the same change
-                    self._change_input(node, event.index, event.new, event.old, "revert")
+            self._put_back((e.node, e.index, e.new, e.old) for e in reversed(undo) if type(e) is InputChanged)
         finally:
             self._restore = None
             self._journal = None if position == -1 else journal
             self._next_serial = next_serial
+
+    def _put_back(self, changes: Iterable[tuple[Any, int, Variable, Variable]]) -> None:
+        """Undo input changes, newest first: each ``(node, i, new, old)`` makes input ``i`` of ``node`` ``old`` again.
+
+        A node that was pruned after its input changed comes back first (with the inputs it had when it
+        left); what the undone changes brought in is pruned as it loses its last client. Rolling back a
+        change and stepping a trace backward both undo this way.
+        """
+        for node, i, new, old in changes:
+            if node != "output" and node not in self._nodes:
+                self._import_node(node, False, "revert")
+            self._change_input(node, i, new, old, "revert")
 
     def change_node_input(self, node: Any, i: int, new_var: Variable, reason: str | None = None) -> None:
         """Make input ``i`` of ``node`` (or output ``i`` when ``node == 'output'``) be ``new_var``.
@@ -384,13 +398,7 @@ class FunctionGraph(Displayable):
         new_var = _checked_replacement(old, new_var, f"{'output' if node == 'output' else node}[{i}]")
         if node != "output" and self._depends_on(new_var, node.outputs):
             raise CycleError(f"{new_var} depends on {node}, so it cannot become one of its inputs: cycle")
-        mark = self._begin()
-        try:
-            self._change_input(node, i, old, new_var, reason)
-        except BaseException:
-            self._rollback(mark)
-            raise
-        self._end(mark, reason)
+        self._atomic(reason, self._change_input, node, i, old, new_var, reason)
 
     def _change_input(self, node: Any, i: int, old: Variable, new_var: Variable, reason: str | None) -> None:
         self._import_var(new_var, reason)
@@ -424,18 +432,15 @@ class FunctionGraph(Displayable):
             raise CycleError(f"replace: the replacement of {var} ({new_var}) depends on {var} itself: cycle")
         if verbose:
             print(f"rewriting: {reason}: {var} -> {new_var}")
-        mark = self._begin()
-        try:
-            for node, i in list(self.clients[var]):
-                self._change_input(node, i, var, new_var, reason)
-        except BaseException:
-            self._rollback(mark)
-            raise
-        self._end(mark, reason)
+        self._atomic(reason, self._move_clients, var, new_var, reason)
+
+    def _move_clients(self, var: Variable, new_var: Variable, reason: str | None) -> None:
+        for node, i in list(self.clients[var]):
+            self._change_input(node, i, var, new_var, reason)
 
     def replace_all(self, pairs: Iterable[tuple[Variable, Variable]], reason: str | None = None) -> None:
         """:meth:`replace` each ``(var, new_var)`` pair in order, as one change (all or nothing)."""
-        self._replace_all(pairs, reason, False)
+        self._atomic(reason, self._replace_pairs, pairs, reason, False)
 
     def replace_validate(self, var: Variable, new_var: Variable, reason: str | None = None) -> None:
         """:meth:`replace`, then :meth:`validate`; if either raises, the graph is left as it was."""
@@ -443,20 +448,13 @@ class FunctionGraph(Displayable):
 
     def replace_all_validate(self, pairs: Iterable[tuple[Variable, Variable]], reason: str | None = None) -> None:
         """Replace each pair, then validate, as one change; if anything raises, nothing is changed."""
-        self._replace_all(pairs, reason, True)
+        self._atomic(reason, self._replace_pairs, pairs, reason, True)
 
-    def _replace_all(self, pairs: Iterable[tuple[Variable, Variable]], reason: str | None, validate: bool) -> None:
-        mark = self._begin()  # (rewrites call this thousands of times: no generator-based context manager)
-        try:
-            for var, new_var in pairs:
-                self.replace(var, new_var, reason=reason)
-            if validate:
-                for callback in self._callbacks_for("validate"):
-                    callback(self)
-        except BaseException:
-            self._rollback(mark)
-            raise
-        self._end(mark, reason)
+    def _replace_pairs(self, pairs: Iterable[tuple[Variable, Variable]], reason: str | None, validate: bool) -> None:
+        for var, new_var in pairs:
+            self.replace(var, new_var, reason=reason)
+        if validate:
+            self.validate()
 
     def validate(self) -> None:
         """Ask every feature's ``validate(fgraph)``; ``InconsistencyError`` if one refuses the graph."""

@@ -165,10 +165,6 @@ class TraceCursor:
             # Prunes and imports of roots follow from the input changes.
 
     def _undo(self, step: RewriteStep) -> None:
-        fgraph, copy = self.fgraph, self._copy
-        for event in reversed(step.events):
-            if type(event) is InputChanged:
-                target = copy[event.node]
-                if target != "output" and target not in fgraph._nodes:
-                    fgraph._import_node(target, False, "revert")  # the step pruned it after changing it
-                fgraph._change_input(target, event.index, copy[event.new], copy[event.old], "revert")
+        copy = self._copy
+        self.fgraph._put_back((copy[e.node], e.index, copy[e.new], copy[e.old])
+                              for e in reversed(step.events) if type(e) is InputChanged)
