@@ -32,10 +32,10 @@ import traitlets
 
 from symlab.graph.basic import Apply, Variable
 from symlab.notebook.details import describe, kind_of
-from symlab.notebook.widget import ViewWidget
+from symlab.notebook.widget import ViewWidget, code_span, picture
 from symlab.printing.folding import toposort
-from symlab.printing.model import GraphModel, build_model
-from symlab.printing.subject import Subject, subject_of
+from symlab.printing.model import GraphModel, build_model, build_part
+from symlab.printing.subject import subject_of
 
 __all__ = ["GraphView"]
 
@@ -270,7 +270,7 @@ class GraphView(ViewWidget):
         else:
             self.model = build_model(self._subject, self.style, max_nodes=self._budget,
                                      classes={"kept": list(self._kept)} if self._kept else None)
-        self.svg = _render(self.model)
+        self.svg = picture(self.model)
         self.legend = LEGENDS[self.style]
         notes = []
         if not self.svg:
@@ -286,7 +286,7 @@ class GraphView(ViewWidget):
             self._budget += 1
             self.model = build_model(self._subject, self.style, max_nodes=self._budget,
                                      classes={"kept": list(self._kept)})
-            self.svg = _render(self.model)
+            self.svg = picture(self.model)
         self._select(self.selected_key)
 
     def _focus_model(self, selected: Any) -> GraphModel:
@@ -306,16 +306,8 @@ class GraphView(ViewWidget):
                     queue.append((other, d + 1))
         if not region:  # a lone input or constant
             region = set(self._consumers_of_root(selected))
-        outputs = [o for n in self._order if n in region for o in n.outputs
-                   if not any(c in region for c in self._users(o)) or o in self._subject.outputs]
-        cut = [i for n in region for i in n.inputs if i.owner is not None and i.owner not in region]
-        key = self._subject.key or self._full.key_of
-        part = Subject("list", outputs, tuple(outputs), (), self._subject.fgraph, key)
-        return build_model(part, self.style, max_nodes=10**9, cut=cut, key=key)
-
-    def _users(self, var: Variable) -> list[Apply]:
-        owner = var.owner
-        return [c for c in self._consumers.get(owner, []) if any(i is var for i in c.inputs)] if owner else []
+        return build_part([n for n in self._order if n in region], self.style, self._subject.key or self._full.key_of,
+                          self._subject.fgraph, self._subject.outputs)
 
     def _consumers_of_root(self, var: Any) -> list[Apply]:
         return [n for n in self._order if isinstance(var, Variable) and any(i is var for i in n.inputs)]
@@ -460,14 +452,14 @@ class GraphView(ViewWidget):
         what, n = _WHAT[self._subject.kind], len(self._order)
         lines = [f"**GraphView** of {what}: {n} node{'s' if n != 1 else ''}, {self.style} style", ""]
         if self.model is not None and self.model.note:
-            lines += [f"{_code(self.model.note)}", ""]
+            lines += [f"{code_span(self.model.note)}", ""]
         details = self.details
         if details:
             obj = self.selected
-            lines += [f"selected: {_code(_title(obj, kind_of(obj, self.fgraph)))}", "", "| | |", "|---|---|"]
+            lines += [f"selected: {code_span(_title(obj, kind_of(obj, self.fgraph)))}", "", "| | |", "|---|---|"]
             for label, value in details.items():
                 texts = value if isinstance(value, list) else [str(value)]
-                lines.append(f"| {label} | {', '.join(_code(t) for t in texts) or '-'} |")
+                lines.append(f"| {label} | {', '.join(code_span(t) for t in texts) or '-'} |")
             lines.append("")
         lines.append(f"Legend: {LEGENDS[self.style]}.")
         return "\n".join(lines)
@@ -502,26 +494,3 @@ def _title(obj: Any, kind: str) -> str:
 
 _WHAT = {"variable": "a Variable", "apply": "an Apply node", "list": "a list of variables",
          "fgraph": "a FunctionGraph", "function": "a compiled Function"}
-
-
-def _code(text: str) -> str:
-    """``text`` as a Markdown code span: shown literally (HTML in it is text), safe in a table cell.
-
-    >>> print(_code("<b>|x|</b>"), _code("a`b"))
-    `<b>\\|x\\|</b>` `` a`b ``
-    """
-    text = " ".join(str(text).splitlines()).replace("|", "\\|")
-    if "`" in text:
-        return f"`` {text} ``"
-    return f"`{text}`"
-
-
-def _render(model: GraphModel, notes: tuple[str, ...] = ()) -> str:
-    from symlab.printing.diagram import to_dot
-    from symlab.printing.render import to_svg
-
-    source = to_dot(model, notes=notes).source
-    try:
-        return to_svg(source, timeout=60.0)
-    except Exception:  # no renderer: the panel still works
-        return ""

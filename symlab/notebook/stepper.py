@@ -36,9 +36,8 @@ from typing import Any
 import traitlets
 
 from symlab.graph.basic import Variable
-from symlab.notebook.widget import ViewWidget
-from symlab.printing.model import GraphModel, build_model
-from symlab.printing.subject import Subject
+from symlab.notebook.widget import ViewWidget, code_span, picture
+from symlab.printing.model import GraphModel, build_model, build_part
 from symlab.rewriting.trace import RewriteStep, RewriteTrace
 
 __all__ = ["RewriteStepper"]
@@ -351,41 +350,44 @@ class RewriteStepper(ViewWidget):
             return build_model(self._cursor, self._style, max_nodes=self._max_nodes, classes=marks), ()
         region = _neighbourhood(fg, around)
         order = sorted(region, key=lambda n: fg._nodes[n])  # the order the nodes entered the graph
-        outputs = [o for n in order for o in n.outputs
-                   if any(c == "output" or c not in region for c, _ in fg.clients.get(o, ()))]
-        cut = [i for n in region for i in n.inputs if i.owner is not None and i.owner not in region]
-        part = Subject("list", outputs, tuple(outputs), (), fg, self._cursor.key)
-        model = build_model(part, self._style, max_nodes=10**9, classes=marks, cut=cut, key=self._cursor.key)
+        model = build_part(order, self._style, self._cursor.key, fg, fg.outputs, classes=marks)
         note = (f"the {len(region)} nodes around this step's change; {size - len(region)} nodes hidden "
                 "(stepper.full = True, or 'whole graph', draws all of it)")
         return model, (note,)
 
-    def _draw(self) -> None:
-        from symlab.notebook.graph_view import _render
+    def _copies(self, nodes: list[Any]) -> list[Any]:
+        """The cursor's copies of those of ``nodes`` it has (a node may not exist yet at this step)."""
+        found = []
+        for node in nodes:
+            try:
+                found.append(self._cursor.copy_of(node))
+            except KeyError:
+                pass
+        return found
 
+    def _draw(self) -> None:
         trace, cursor, k = self.trace, self._cursor, self.step
         if self.compare:
             cursor.seek(0)
-            self.before_svg, self.before_title = _render(*self._model({})), "unoptimized (step 0)"
+            self.before_svg, self.before_title = picture(*self._model({})), "unoptimized (step 0)"
             cursor.seek(self.total)
-            self.after_svg, self.after_title = _render(*self._model({})), f"optimized (step {self.total})"
+            self.after_svg, self.after_title = picture(*self._model({})), f"optimized (step {self.total})"
             cursor.seek(k)
         elif k == 0:
             cursor.seek(0)
             self.before_svg, self.before_title = "", ""
-            self.after_svg, self.after_title = _render(*self._model({})), "step 0: the graph before any rewrite"
+            self.after_svg, self.after_title = picture(*self._model({})), "step 0: the graph before any rewrite"
         else:
             step = trace.step(k)
             cursor.seek(k - 1)
             removed = [cursor.copy_of(n) for n in step.removed]
-            centre = removed or ([cursor.copy_of(step.node)] if step.node is not None and step.node in cursor._copy
-                                 else [])
-            self.before_svg = _render(*self._model({"removed": removed}, centre))
+            centre = removed or self._copies([step.node])
+            self.before_svg = picture(*self._model({"removed": removed}, centre))
             self.before_title = f"before step {k}"
             cursor.forward()
             created = [cursor.copy_of(n) for n in step.created]
             status = "" if step.accepted else " (refused: unchanged)"
-            self.after_svg = _render(*self._model({"created": created}, created or centre))
+            self.after_svg = picture(*self._model({"created": created}, created or centre))
             self.after_title = f"after step {k}{status}"
         self.card = self._card()
         hidden = []
@@ -433,7 +435,7 @@ class RewriteStepper(ViewWidget):
                  "| step | phase | rule | status | reason |", "|---|---|---|---|---|"]
         for step in self.trace.steps[:MARKDOWN_MAX_ROWS]:
             status = "applied" if step.accepted else "refused"
-            lines.append(f"| {step.index} | {_code(step.phase)} | {_code(step.rule)} | {status} | {_code(step.reason)} |")
+            lines.append(f"| {step.index} | {code_span(step.phase)} | {code_span(step.rule)} | {status} | {code_span(step.reason)} |")
         if self.total > MARKDOWN_MAX_ROWS:
             lines.append(f"| … | | {self.total - MARKDOWN_MAX_ROWS} more steps | | |")
         return "\n".join(lines)
@@ -489,9 +491,3 @@ def _row(step: RewriteStep) -> list[Any]:
     """A row of the step list: index, phase, rule, accepted, and whether it moved no node (nothing came or went)."""
     quiet = step.accepted and not step.removed and not step.created
     return [step.index, step.phase, step.rule, step.accepted, quiet]
-
-
-def _code(text: str) -> str:
-    from symlab.notebook.graph_view import _code as code
-
-    return code(text)

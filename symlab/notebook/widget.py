@@ -21,13 +21,37 @@ from typing import Any
 import anywidget
 import traitlets
 
-__all__ = ["ViewWidget", "static_file"]
+__all__ = ["ViewWidget", "code_span", "picture", "static_file"]
 
 
 @cache
 def static_file(name: str) -> str:
     """The text of ``symlab/notebook/static/<name>`` (shipped as package data)."""
     return resources.files("symlab.notebook").joinpath("static", name).read_text(encoding="utf-8")
+
+
+def picture(model: Any, notes: tuple[str, ...] = ()) -> str:
+    """The SVG of a :class:`~symlab.printing.model.GraphModel` (with ``notes`` under it); ``""`` without Graphviz."""
+    from symlab.printing.diagram import to_dot
+    from symlab.printing.render import to_svg
+
+    source = to_dot(model, notes=notes).source
+    try:
+        return to_svg(source, timeout=60.0)
+    except Exception:  # no renderer: the widget's text still works
+        return ""
+
+
+def code_span(text: str) -> str:
+    """``text`` as a Markdown code span: shown literally (HTML in it is text), safe in a table cell.
+
+    >>> print(code_span("<b>|x|</b>"), code_span("a`b"))
+    `<b>\\|x\\|</b>` `` a`b ``
+    """
+    text = " ".join(str(text).splitlines()).replace("|", "\\|")
+    if "`" in text:
+        return f"`` {text} ``"
+    return f"`{text}`"
 
 
 class ViewWidget(anywidget.AnyWidget):

@@ -446,3 +446,41 @@ def _count(model: GraphModel, order: list[Apply], fold: Fold) -> None:
             for out, rep_out in zip(node.outputs, rep.outputs):
                 if rep_out in where:
                     where.setdefault(out, where[rep_out])
+
+
+def build_part(
+    nodes: Iterable[Apply],
+    style: str,
+    key: Any,
+    fgraph: Any = None,
+    outputs: Iterable[Variable] = (),
+    classes: Mapping[str, Iterable[Any]] | None = None,
+) -> GraphModel:
+    """The picture of a part of a graph: the Apply ``nodes`` (in order), under the whole graph's ``key``.
+
+    The part starts where its nodes read variables computed outside it: each is drawn as the box of the
+    node that computes it, without that node's own inputs. It ends at the variables no node of the part
+    reads, and at the graph's own ``outputs`` it computes. Widgets draw a neighbourhood with it (a
+    selection's, a rewrite step's), keeping every key of the whole.
+
+    >>> import symlab.tensor as st
+    >>> from symlab.graph.fg import FunctionGraph
+    >>> x = st.dvector("x")
+    >>> fg = FunctionGraph([x], [st.exp(st.sin(st.cos(x)))])
+    >>> cos, sin, exp = fg.toposort()
+    >>> model = build_part([sin], "compact", fg.key, fg)
+    >>> [model.obj(k).op.scalar_op.name for k, n in model.nodes.items() if n.kind == "apply"]
+    ['sin', 'cos']
+    >>> [e.tail for e in model.edges if e.head == fg.key(cos)]  # where the part starts: cos's input left out
+    []
+    >>> fg.key(exp) in model.nodes
+    False
+    """
+    nodes = list(nodes)
+    inside = set(nodes)
+    read = {i for n in nodes for i in n.inputs}
+    ends_wanted = set(outputs)
+    ends = [o for n in nodes for o in n.outputs if o not in read or o in ends_wanted]
+    cut = [i for n in nodes for i in n.inputs if i.owner is not None and i.owner not in inside]
+    part = Subject("list", ends, tuple(ends), (), fgraph, key)
+    return build_model(part, style, max_nodes=10**9, classes=classes, cut=cut, key=key)
