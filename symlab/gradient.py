@@ -109,9 +109,8 @@ def grad(
     sources = list(grads)
     blockers = set(consider_constant or ())
     # Variables on a path from some wrt to some source: only those need gradients.
-    wanted = set(wrt_list)
     on_path = _variables_between(wrt_list, sources, blockers)
-    nodes = [n for n in io_toposort(list(wanted | blockers), sources) if any(o in on_path for o in n.outputs)]
+    nodes = [n for n in io_toposort(list(blockers), sources) if any(o in on_path for o in n.outputs)]
 
     for node in reversed(nodes):
         out_grads = [grads.get(o) for o in node.outputs]
@@ -168,9 +167,11 @@ def grad(
 
 def _variables_between(wrt: list[Variable], sources: list[Variable], blockers: set[Variable]) -> set[Variable]:
     """Variables that depend on some ``wrt`` and that some source depends on."""
-    upstream = set(ancestors(sources, blockers=list(blockers) + wrt))
+    # The walk goes through a wrt variable, not only to it: another wrt may be upstream of it
+    # (grad(cost, [hidden, weight]) with hidden = f(weight)).
+    upstream = set(ancestors(sources, blockers=list(blockers)))
     depends: set[Variable] = set(v for v in wrt if v in upstream)
-    for node in io_toposort(list(set(wrt) | blockers), sources):
+    for node in io_toposort(list(blockers), sources):
         if any(i in depends for i in node.inputs):
             depends.update(node.outputs)
     return {v for v in depends if v in upstream}

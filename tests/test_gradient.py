@@ -157,3 +157,19 @@ def test_grad_of_a_composite_model_against_finite_differences():
         [RNG.normal(size=(3, 2)), RNG.normal(size=2), RNG.normal(size=(4, 3))],
         rng=RNG,
     )
+
+
+def test_grad_with_respect_to_an_intermediate_and_the_inputs_above_it():
+    # A neuron: the gradient with respect to its pre-activation and to the weight that feeds it, in one call
+    # (the walk must go through the intermediate variable to reach the weight).
+    x, w, b = T.dscalars("x", "w", "b")
+    pre = x * w + b
+    out = T.tanh(pre)
+    g_pre, g_w, g_x, g_b = grad(out, [pre, w, x, b])
+    f = symlab.function([x, w, b], [g_pre, g_w, g_x, g_b])
+    xv, wv, bv = 0.5, -1.5, 0.25
+    d_pre = 1 - np.tanh(xv * wv + bv) ** 2
+    np.testing.assert_allclose(f(xv, wv, bv), [d_pre, d_pre * xv, d_pre * wv, d_pre], rtol=1e-12)
+    step = 1e-6
+    numeric_w = (np.tanh(xv * (wv + step) + bv) - np.tanh(xv * (wv - step) + bv)) / (2 * step)
+    assert float(f(xv, wv, bv)[1]) == pytest.approx(numeric_w, rel=1e-7)
