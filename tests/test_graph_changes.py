@@ -283,3 +283,50 @@ def test_events_name_the_roots_that_enter():
     (change,) = watch.changes
     roots = [e.variable for e in change.events if type(e) is VariableImported]
     assert [str(r) for r in roots] == ["TensorConstant{5.0}"]
+
+
+def test_remove_output_and_add_output_keep_clients_exact_and_roll_back():
+    x, y = T.dvectors("x", "y")
+    fg = FunctionGraph([x, y], [T.exp(x), (x + y) * 2, T.log(y)])
+    seen = Changes()
+    fg.attach_feature(seen)
+    first, middle, last = fg.outputs
+    fg.remove_output(0, reason="drop")
+    # the outputs after the removed one move down, and so do their ("output", i) clients
+    assert fg.outputs == [middle, last]
+    assert fg.clients[middle] == [("output", 0)] and fg.clients[last] == [("output", 1)]
+    assert first.owner not in fg and first not in fg.clients  # nothing used it any more: pruned
+    change = seen.changes[-1]
+    assert (change.version, change.reason) == (1, "drop") and change.pruned == [first.owner]
+    assert [type(e).__name__ for e in change.events] == ["OutputRemoved", "NodePruned"]
+    fg.check_integrity()
+
+    fg.add_output(T.sqrt(fg.inputs[0]), reason="more")
+    assert len(fg.outputs) == 3 and fg.clients[fg.outputs[2]] == [("output", 2)]
+    assert fg.version == 2 and seen.changes[-1].imported == [fg.outputs[2].owner]
+    fg.check_integrity()
+
+    # a change that fails half-way is undone whole: outputs, clients, nodes and keys as they were
+    before, keys = structure(fg), {fg.key(n) for n in fg.apply_nodes}
+    with pytest.raises(RuntimeError):
+        with fg.change("failing"):
+            fg.remove_output(1)
+            fg.add_output(fg.inputs[1] * 3.0)
+            raise RuntimeError("refused")
+    assert structure(fg) == before and {fg.key(n) for n in fg.apply_nodes} == keys
+    assert fg.version == 2 and len(seen.changes) == 2
+    fg.check_integrity()
+
+
+def test_bad_output_edits_name_the_argument_and_change_nothing():
+    x, z = T.dvectors("x", "z")
+    fg = FunctionGraph([x], [T.exp(x)])
+    before = structure(fg)
+    with pytest.raises(IndexError, match=r"output_idx must be an int in \[-1, 1\), received 1"):
+        fg.remove_output(1)
+    with pytest.raises(TypeError, match="add_output: var must be a Variable, received str"):
+        fg.add_output("x")
+    with pytest.raises(MissingInputError, match="needs z"):
+        fg.add_output(fg.inputs[0] + z)
+    assert structure(fg) == before and fg.version == 0
+    fg.check_integrity()

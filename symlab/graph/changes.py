@@ -11,7 +11,11 @@ events, in the order it happened:
     input ``index`` of ``node`` (or output ``index`` of the graph when
     ``node == "output"``) went from ``old`` to ``new``;
 :class:`NodePruned`, :class:`VariablePruned`
-    a node, or a constant, left the graph because nothing used it any more.
+    a node, or a constant, left the graph because nothing used it any more;
+:class:`OutputAdded`, :class:`OutputRemoved`
+    ``fgraph.add_output(var)`` / ``fgraph.remove_output(i)`` (the outputs
+    after a removed one move down by one, and so do their ``("output", i)``
+    clients).
 
 Edits come in *changes*: a ``replace``, a ``replace_all_validate``, a
 rewrite step, or a ``with fgraph.change(reason):`` block. A change either
@@ -102,7 +106,29 @@ class VariablePruned:
         return f"VariablePruned({self.variable})"
 
 
-GraphEvent = NodeImported | VariableImported | InputChanged | NodePruned | VariablePruned
+@dataclass(slots=True, eq=False)
+class OutputAdded:
+    """``variable`` became output ``index`` of the graph (the last one)."""
+
+    index: int
+    variable: Variable
+
+    def __repr__(self) -> str:
+        return f"OutputAdded({self.index}: {self.variable})"
+
+
+@dataclass(slots=True, eq=False)
+class OutputRemoved:
+    """Output ``index`` (``variable``) was removed; the outputs after it moved down by one."""
+
+    index: int
+    variable: Variable
+
+    def __repr__(self) -> str:
+        return f"OutputRemoved({self.index}: {self.variable})"
+
+
+GraphEvent = NodeImported | VariableImported | InputChanged | NodePruned | VariablePruned | OutputAdded | OutputRemoved
 
 
 @dataclass(slots=True, eq=False)

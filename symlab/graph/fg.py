@@ -55,6 +55,8 @@ from symlab.graph.changes import (
     InputChanged,
     NodeImported,
     NodePruned,
+    OutputAdded,
+    OutputRemoved,
     VariableImported,
     VariablePruned,
 )
@@ -321,6 +323,14 @@ class FunctionGraph(Displayable):
             raise
         self._end(mark, reason)
 
+    @property
+    def changing(self) -> bool:
+        """True while a change is open (inside a replace, a rewrite step, a ``with fgraph.change():`` block).
+
+        The graph may then be half edited: a view waits for the change to end before it reads it.
+        """
+        return self._journal is not None
+
     def _atomic(self, reason: str | None, action: Callable[..., Any], *args: Any) -> None:
         """``action(*args)`` as one change: committed, or rolled back if it raises.
 
@@ -366,7 +376,14 @@ class FunctionGraph(Displayable):
                          for e in undo if type(e) is NodePruned or type(e) is VariablePruned}
         self._journal = None
         try:
-            self._put_back((e.node, e.index, e.new, e.old) for e in reversed(undo) if type(e) is InputChanged)
+            for e in reversed(undo):
+                kind = type(e)
+                if kind is InputChanged:
+                    self._put_back(((e.node, e.index, e.new, e.old),))
+                elif kind is OutputAdded:
+                    self._remove_output(e.index, "revert")
+                elif kind is OutputRemoved:
+                    self._insert_output(e.index, e.variable, "revert")
         finally:
             self._restore = None
             self._journal = None if position == -1 else journal
@@ -437,6 +454,47 @@ class FunctionGraph(Displayable):
     def _move_clients(self, var: Variable, new_var: Variable, reason: str | None) -> None:
         for node, i in list(self.clients[var]):
             self._change_input(node, i, var, new_var, reason)
+
+    def add_output(self, var: Variable, reason: str | None = None) -> None:
+        """Make ``var`` the graph's last output, importing the nodes that compute it (one change).
+
+        ``var`` must be computable from the graph's inputs and constants; if
+        it is not, the graph is left as it was.
+        """
+        if not isinstance(var, Variable):
+            raise TypeError(f"add_output: var must be a Variable, received {type(var).__name__}")
+        self._atomic(reason, self._insert_output, len(self.outputs), var, reason)
+
+    def remove_output(self, output_idx: int, reason: str | None = None) -> None:
+        """Remove output ``output_idx``; later outputs move down by one; prune what nothing uses (one change)."""
+        n = len(self.outputs)
+        if not isinstance(output_idx, int) or isinstance(output_idx, bool) or not -n <= output_idx < n:
+            raise IndexError(f"remove_output: output_idx must be an int in [{-n}, {n}), received {output_idx!r}")
+        self._atomic(reason, self._remove_output, output_idx % n, reason)
+
+    def _insert_output(self, index: int, var: Variable, reason: str | None) -> None:
+        self._import_var(var, reason)
+        for j in range(len(self.outputs) - 1, index - 1, -1):  # the outputs from index on move up by one
+            self._renumber_output(self.outputs[j], j, j + 1)
+        self.outputs.insert(index, var)
+        self.clients[var].append(("output", index))
+        self._order = None
+        if self._journal is not None:
+            self._journal.append(OutputAdded(index, var))
+
+    def _remove_output(self, index: int, reason: str | None) -> None:
+        var = self.outputs.pop(index)
+        self.clients[var].remove(("output", index))
+        for j in range(index + 1, len(self.outputs) + 1):  # the outputs after it moved down by one
+            self._renumber_output(self.outputs[j - 1], j, j - 1)
+        self._order = None
+        if self._journal is not None:
+            self._journal.append(OutputRemoved(index, var))
+        self._prune_if_unused(var, reason)
+
+    def _renumber_output(self, var: Variable, old: int, new: int) -> None:
+        uses = self.clients[var]
+        uses[uses.index(("output", old))] = ("output", new)
 
     def replace_all(self, pairs: Iterable[tuple[Variable, Variable]], reason: str | None = None) -> None:
         """:meth:`replace` each ``(var, new_var)`` pair in order, as one change (all or nothing)."""
