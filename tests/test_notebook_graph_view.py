@@ -268,4 +268,4 @@ def test_a_view_redraws_when_its_graph_changed_keeping_or_clearing_the_selection
     view.select(next(n for n in fg.apply_nodes if "cos" in str(n.op)))
     fg.replace(fg.outputs[0], fg.inputs[1] * 2.0)
     view.refresh()
-    assert view.selected is None and "the selected node left it" in view.notice
+    assert view.selected is None and "the selected apply node Elemwise{cos,no_inplace} left it" in view.notice

@@ -479,6 +479,15 @@ class Function(Displayable):
 
         return debugprint(self, **kwargs)
 
+    def inspect(self, **options: Any) -> Any:
+        """A live :class:`~symlab.notebook.inspector.ClientsInspector` of the optimized graph (``maker.fgraph``).
+
+        ``options``: ``select`` (a variable or its name), ``style``, ``max_nodes``.
+        """
+        from symlab.graph.display import open_view
+
+        return open_view("clients", self, **options)
+
     def __repr__(self) -> str:
         ins = ", ".join(str(i.name or i.variable) for i in self.inputs)
         mode = self.maker.mode

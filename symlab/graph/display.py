@@ -6,7 +6,10 @@ IPython methods (``_repr_mimebundle_``, ``_repr_pretty_``) call the hook
 installed with :func:`set_display_hook`. The view layer
 (:mod:`symlab.notebook`) installs its own when it is imported, which
 ``import symlab`` does; registration flows upward, the core never imports
-the views. Without a hook an object displays as its ``str``:
+the views. Interactive views are opened the same way: the view layer
+registers each under a name (:func:`register_view`), and the core's
+``fgraph.inspect()`` asks :func:`open_view` for it. Without a hook an object
+displays as its ``str``:
 
 >>> from symlab.graph.display import display_hook, set_display_hook
 >>> import symlab.tensor as st
@@ -40,6 +43,26 @@ def set_display_hook(hook: DisplayHook | None) -> None:
 def display_hook() -> DisplayHook | None:
     """The installed display hook, or ``None``."""
     return _hook
+
+
+#: Interactive views by name: ``opener(obj, **options) -> widget``, registered by the view layer.
+_views: dict[str, Callable[..., Any]] = {}
+
+
+def register_view(name: str, opener: Callable[..., Any]) -> None:
+    """Make ``open_view(name, obj, **options)`` return ``opener(obj, **options)``."""
+    if not callable(opener):
+        raise TypeError(f"register_view: opener must be callable, received {type(opener).__name__}")
+    _views[name] = opener
+
+
+def open_view(name: str, obj: Any, **options: Any) -> Any:
+    """The interactive view ``name`` of ``obj`` (see :func:`register_view`)."""
+    opener = _views.get(name)
+    if opener is None:
+        raise RuntimeError(f"no view named {name!r} is registered: import symlab.notebook (import symlab does) "
+                           f"to install the views; registered: {sorted(_views)}")
+    return opener(obj, **options)
 
 
 def _text(obj: Any) -> str:

@@ -750,6 +750,16 @@ class FunctionGraph(Displayable):
 
         return debugprint(self, **kwargs)
 
+    def inspect(self, **options: Any) -> Any:
+        """A live :class:`~symlab.notebook.inspector.ClientsInspector` of this graph: its clients, on a picture.
+
+        It redraws after each cell that changes the graph and says what changed. ``options``: ``select``
+        (a variable or its name), ``style``, ``max_nodes``.
+        """
+        from symlab.graph.display import open_view
+
+        return open_view("clients", self, **options)
+
     def __str__(self) -> str:
         return f"FunctionGraph({', '.join(str(o) for o in self.outputs)})"
 

@@ -13,13 +13,18 @@ the last line of a cell, stays the static picture, which works everywhere
 
 from typing import Any
 
-from symlab.graph.display import set_display_hook
+from symlab.graph.display import register_view, set_display_hook
 from symlab.notebook.reprs import mimebundle, plain_text
 
 set_display_hook(mimebundle)
 
 #: Widgets, loaded (with anywidget) when first used.
-_LAZY = {"GraphView": "symlab.notebook.graph_view", "RewriteStepper": "symlab.notebook.stepper"}
+_LAZY = {
+    "GraphView": "symlab.notebook.graph_view",
+    "RewriteStepper": "symlab.notebook.stepper",
+    "ClientsInspector": "symlab.notebook.inspector",
+    "ValuesView": "symlab.notebook.values",
+}
 
 
 def view(obj: Any, **options: Any) -> Any:
@@ -42,6 +47,16 @@ def view(obj: Any, **options: Any) -> Any:
     return GraphView(obj, **options)
 
 
+def _clients_inspector(obj: Any, **options: Any) -> Any:
+    from symlab.notebook.inspector import ClientsInspector
+
+    return ClientsInspector(obj, **options)
+
+
+# ``fgraph.inspect()`` and ``f.inspect()`` open one (the core asks for the view by name).
+register_view("clients", _clients_inspector)
+
+
 def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
@@ -53,4 +68,4 @@ def __getattr__(name: str) -> Any:
     return value
 
 
-__all__ = ["GraphView", "RewriteStepper", "mimebundle", "plain_text", "view"]
+__all__ = ["ClientsInspector", "GraphView", "RewriteStepper", "ValuesView", "mimebundle", "plain_text", "view"]

@@ -53,6 +53,9 @@ _MOVES = ("up", "down", "left", "right")
 class GraphView(ViewWidget):
     """A clickable picture of a graph; see the module documentation."""
 
+    #: The part of ``views.js`` that draws it.
+    _script_view = "graph"
+
     svg = traitlets.Unicode("").tag(sync=True)
     #: The style drawn (``view.style``; not a trait named ``style``: ipywidgets' JavaScript reads that name as
     #: a reference to a Style widget).
@@ -85,7 +88,7 @@ class GraphView(ViewWidget):
         self._index()
         self.model: GraphModel | None = None
         self._ready = False
-        super().__init__(view="graph", picture_style=style)
+        super().__init__(view=self._script_view, picture_style=style)
         self._ready = True
         with self.answer():
             self._draw()
@@ -107,26 +110,26 @@ class GraphView(ViewWidget):
 
         Every interaction asks first, so a view never answers about a graph that is gone. The selection
         stays when its object is still in the graph (keys are stable), and is cleared, saying so, when it
-        left. (A live clients inspector that redraws by itself after each cell is issue 20's.)
+        left. Nothing is read while a change is open (``fgraph.changing``): a half-edited graph is never drawn.
         """
         fg = self._subject.fgraph
-        if fg is None or fg.version == self._version:
+        if fg is None or fg.version == self._version or fg.changing:
             return False
+        selected = self.selected if self.selected_key else None
         self._subject = subject_of(self._subject.obj, "GraphView", kinds=("fgraph", "function"))
         self._index()
-        gone = False
+        left_title = None
         if self.selected_key:
             try:
                 self._full.obj(self.selected_key)
             except KeyError:  # not in the graph as it is now (or a folded group of the old picture)
-                gone = True
-        kept = {k for k in self._kept if k in fg}
-        self._kept = kept
+                left_title = _title(selected, kind_of(selected))
+        self._kept = {k for k in self._kept if k in fg}
         with self.answer():
-            if gone:
+            if left_title is not None:
                 self.selected_key = ""
             self._draw()
-            what = "; the selected node left it" if gone else ""
+            what = f"; the selected {left_title} left it" if left_title is not None else ""
             self.notice = f"the graph changed (version {fg.version}): redrawn{what}. " + self.notice
         return True
 

@@ -231,9 +231,57 @@ function renderDetails(container, details, onPick) {
   }
 }
 
-// -- the graph view ------------------------------------------------------------------------------------------
+// -- the clients inspector's parts: a search box, its matches, and what changed since the last picture --------
+function inspectorParts(send, pick) {
+  const search = el("input", "sl-filter sl-search");
+  search.type = "search";
+  search.placeholder = "find a variable by name";
+  search.setAttribute("aria-label", "find a variable by name (Enter selects the first match)");
+  search.addEventListener("input", () => send({ type: "search", text: search.value }));
+  search.addEventListener("keydown", (event) => {
+    if (event.key !== "Enter") return;
+    event.preventDefault();
+    send({ type: "search", text: search.value, pick: true });
+  });
+  const matches = el("div", "sl-matches");
+  const changes = el("div", "sl-changes");
+  changes.setAttribute("aria-live", "polite");
+  const links = (container, items, className) => {
+    container.replaceChildren();
+    for (const item of items) {
+      const row = el("div", className);
+      if (item.kind) row.classList.add(`sl-change-${item.kind}`);
+      if (item.key) {
+        const link = button(item.text, `go to ${item.text}`, () => pick(item.key));
+        link.className = "sl-link";
+        link.dataset.key = item.key;
+        row.append(link);
+      } else {
+        row.append(el("span", "sl-text", item.text));
+      }
+      container.append(row);
+    }
+  };
+  const update = (model) => {
+    links(matches, model.get("matches") || [], "sl-match");
+    matches.hidden = !(model.get("matches") || []).length;
+    const panel = model.get("changes_panel") || {};
+    changes.replaceChildren();
+    changes.hidden = !panel.title;
+    if (panel.title) {
+      changes.append(el("div", "sl-details-title", panel.title));
+      const list = el("div", "sl-change-list");
+      links(list, panel.rows || [], "sl-change");
+      changes.append(list);
+    }
+  };
+  return { search, matches, changes, update };
+}
+
+// -- the graph view (and the clients inspector, which is a graph view that follows its graph) ------------------
 function renderGraphView({ model, el: host }) {
-  const root = el("div", "sl-view sl-graph-view");
+  const inspecting = model.get("view") === "inspector";
+  const root = el("div", `sl-view sl-graph-view${inspecting ? " sl-inspector" : ""}`);
   const toolbar = el("div", "sl-toolbar");
   toolbar.setAttribute("role", "toolbar");
   const body = el("div", "sl-body");
@@ -258,6 +306,8 @@ function renderGraphView({ model, el: host }) {
   }
   styleSelect.addEventListener("change", () => send({ type: "style", style: styleSelect.value }));
   const [focusBox, focusLabel] = checkbox("focus on the selection", (on) => send({ type: "focus", focus: on }));
+  const parts = inspecting ? inspectorParts(send, pick) : null;
+  if (parts) toolbar.append(parts.search);
   toolbar.append(
     el("span", "sl-toolbar-label", "style"), styleSelect, focusLabel,
     button("+", "zoom in", () => picture.zoom(1.25)),
@@ -280,7 +330,13 @@ function renderGraphView({ model, el: host }) {
     }
   });
 
-  body.append(picture.root, details);
+  if (parts) {
+    const side = el("div", "sl-side");
+    side.append(parts.matches, parts.changes, details);
+    body.append(picture.root, side);
+  } else {
+    body.append(picture.root, details);
+  }
   root.append(toolbar, notice, body, legend);
   host.append(root);
 
@@ -293,6 +349,11 @@ function renderGraphView({ model, el: host }) {
     }
     picture.mark(model.get("marks"));
     renderDetails(details, model.get("panel"), pick);
+    if (parts) {
+      parts.update(model);
+      root.dataset.live = String(model.get("live"));
+      root.dataset.changes = String(((model.get("changes_panel") || {}).rows || []).length);
+    }
     notice.textContent = model.get("notice") || "";
     notice.hidden = !model.get("notice");
     legend.textContent = model.get("legend") || "";
@@ -552,7 +613,7 @@ function renderStepper({ model, el: host }) {
   return () => model.off("change:drawn", update);
 }
 
-const VIEWS = { graph: renderGraphView, stepper: renderStepper };
+const VIEWS = { graph: renderGraphView, inspector: renderGraphView, stepper: renderStepper };
 
 export default {
   render(context) {
