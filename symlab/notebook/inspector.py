@@ -169,12 +169,16 @@ class _Watcher(Feature):
     def __init__(self, inspector: ClientsInspector) -> None:
         self._inspector = weakref.ref(inspector)
         self.reasons: Counter[str] = Counter()
+        #: A redraw was asked for since the last picture (asked once, however many changes follow).
+        self.asked = False
 
     def on_change_end(self, fgraph: Any, change: GraphChange) -> None:
         self.reasons[change.reason or "change"] += 1
-        inspector = self._inspector()
-        if inspector is not None:
-            inspector._after_this_cell()
+        if not self.asked:
+            self.asked = True
+            inspector = self._inspector()
+            if inspector is not None:
+                inspector._after_this_cell()
 
 
 def _shell() -> Any:
@@ -244,6 +248,7 @@ class ClientsInspector(GraphView):
         self._changes = self._snapshot.compared_to(now, self._watcher.reasons)
         self._snapshot = now
         self._watcher.reasons = Counter()
+        self._watcher.asked = False
 
     def _draw(self) -> None:
         super()._draw()
