@@ -178,7 +178,7 @@ def test_import_symlab_loads_no_compiler_and_no_view_libraries():
 
 # -- build_model on each kind -------------------------------------------------------------------
 @pytest.mark.parametrize("kind", KINDS)
-@pytest.mark.parametrize("style", ["structure", "compact"])
+@pytest.mark.parametrize("style", ["structure", "compact", "dataflow"])
 def test_build_model_on_each_kind(kind, style):
     obj = every_object()[kind]
     model = build_model(obj, style=style)
@@ -215,7 +215,7 @@ def test_build_model_arguments_are_checked():
 
 
 # -- stable keys ----------------------------------------------------------------------------------
-@pytest.mark.parametrize("style", ["structure", "compact"])
+@pytest.mark.parametrize("style", ["structure", "compact", "dataflow"])
 def test_fgraph_picture_keys_are_fgraph_keys(style):
     fg = small_fgraph()
     model = build_model(fg, style=style)
@@ -227,7 +227,7 @@ def test_fgraph_picture_keys_are_fgraph_keys(style):
     assert set(fg.key(n) for n in fg.apply_nodes) <= set(names)
 
 
-@pytest.mark.parametrize("style", ["structure", "compact"])
+@pytest.mark.parametrize("style", ["structure", "compact", "dataflow"])
 def test_a_replace_keeps_the_names_of_untouched_nodes(style):
     fg = small_fgraph()
     before = build_model(fg, style=style)
@@ -302,7 +302,7 @@ def test_cursor_steps_keep_the_keys_of_untouched_nodes():
 
 # -- SVG back to objects ------------------------------------------------------------------------
 @pytest.mark.skipif(not CAN_RENDER, reason="no Graphviz program")
-@pytest.mark.parametrize("style", ["structure", "compact"])
+@pytest.mark.parametrize("style", ["structure", "compact", "dataflow"])
 def test_svg_groups_map_back_to_objects(style):
     fg = small_fgraph()
     model = build_model(fg, style=style, highlight=[fg.outputs[0].owner])
@@ -319,14 +319,60 @@ def test_svg_groups_map_back_to_objects(style):
             assert fg.by_key(key) is obj and isinstance(obj, Apply)
         elif node.kind in ("variable", "input", "constant"):
             assert fg.by_key(key) is obj and isinstance(obj, Variable)
-        elif node.kind == "output":
-            assert obj is fg.outputs[int(key[3:])]
+        elif node.kind == "output":  # the dataflow style draws an output as its variable's box
+            assert obj is (fg.by_key(key) if style == "dataflow" else fg.outputs[int(key[3:])])
     lit = [k for k, (classes, _, _) in nodes.items() if "highlight" in classes]
     assert lit == [fg.key(fg.outputs[0].owner)]
     assert set(edges) == {e.key for e in model.edges}
     for edge in model.edges:
         classes, title, _ = edges[edge.key]
         assert classes == [edge.kind, *sorted(edge.classes)] and title == f"{edge.tail}->{edge.head}"
+
+
+# -- the dataflow style: a box per variable, for values ------------------------------------------
+def test_dataflow_draws_every_variable_as_a_box_between_op_nodes():
+    fg = small_fgraph()  # exp(x + y) * 2.0
+    x = fg.inputs[0]
+    out = fg.outputs[0]
+    exp = next(n for n in fg.apply_nodes if "exp" in str(n.op))
+    model = build_model(fg, style="dataflow", lines={x: ["1.0"], fg.key(out): ["2.0", "grad 1.0"]},
+                        classes={"nan-origin": [exp, exp.outputs[0]]})
+    variables = {v for n in fg.apply_nodes for v in (*n.inputs, *n.outputs)}
+    boxes = {k: n for k, n in model.nodes.items() if n.kind != "apply"}
+    assert {n.obj for n in boxes.values()} == variables and all(fg.by_key(k) is n.obj for k, n in boxes.items())
+    assert {n.obj for n in model.nodes.values() if n.kind == "apply"} == fg.apply_nodes
+    for edge in model.edges:  # every arrow joins a variable's box and an op node
+        kinds = {model.nodes[edge.tail].kind == "apply", model.nodes[edge.head].kind == "apply"}
+        assert kinds == {True, False} and edge.kind in ("input", "output")
+    assert model.nodes[fg.key(x)].label == ["x", "1.0"]
+    assert model.nodes[fg.key(out)].kind == "output" and model.nodes[fg.key(out)].label[-2:] == ["2.0", "grad 1.0"]
+    assert model.nodes[fg.key(exp)].label == ["exp"]
+    assert model.keys_with("nan-origin") == [fg.key(exp), fg.key(exp.outputs[0])]
+    source = dmod.to_dot(model).source
+    assert "rankdir=LR" in source and '\\n2.0\\ngrad 1.0"' in source
+    red = dmod.CLASS_STYLES["nan-origin"]
+    painted = f'{fg.key(exp)} [label=exp class="apply nan-origin" color="{red["color"]}" fillcolor="{red["fillcolor"]}"'
+    assert painted in source
+    # lines in the compact style go where the variable is drawn: an intermediate variable's edge
+    add_out = exp.inputs[0]
+    compact = build_model(fg, style="compact", lines={add_out: ["3.0"]})
+    assert [e.label for e in compact.edges if e.var == fg.key(add_out)] == ["3.0"]
+    plain = dmod.to_dot(build_model(fg, "compact")).source
+    assert dmod.to_dot(build_model(fg, style="compact", lines={})).source == plain
+
+
+def test_dataflow_folds_without_merging_repeats():
+    x = st.dvector("x")
+    parts = [st.exp(x) * st.log(x) for _ in range(30)]
+    total = parts[0]
+    for p in parts[1:]:
+        total = total + p
+    model = build_model(total, style="dataflow", max_nodes=60)
+    copies = sum(len(c) for c in model.copies.values())  # x, drawn once per use, as in the compact style
+    assert model.merged == 0 and model.folded > 0 and len(model.nodes) - copies <= 65  # each repeat has its own values
+    assert model.nodes[model.key_of(total)].kind == "output"
+    small = build_model(total, style="dataflow", max_nodes=1000)
+    assert small.folded == 0 and sum(n.kind == "apply" for n in small.nodes.values()) == small.total == 119
 
 
 # -- highlight classes --------------------------------------------------------------------------
@@ -369,7 +415,7 @@ def chain(n):
     return x, y
 
 
-@pytest.mark.parametrize("style", ["structure", "compact"])
+@pytest.mark.parametrize("style", ["structure", "compact", "dataflow"])
 def test_folded_pictures_say_how_many_nodes_they_hide(style):
     _, y = chain(400)
     model = build_model(y, style=style, max_nodes=40)
@@ -421,7 +467,7 @@ def hostile_fgraph():
     return FunctionGraph(vs, [out], clone=False)
 
 
-@pytest.mark.parametrize("style", ["structure", "compact"])
+@pytest.mark.parametrize("style", ["structure", "compact", "dataflow"])
 def test_hostile_names_stay_literal(style):
     fg = hostile_fgraph()
     model = build_model(fg, style=style)
@@ -442,7 +488,7 @@ def test_hostile_names_stay_literal(style):
 
 
 # -- variables with many clients --------------------------------------------------------------------
-@pytest.mark.parametrize("style", ["structure", "compact"])
+@pytest.mark.parametrize("style", ["structure", "compact", "dataflow"])
 def test_an_input_with_many_clients_is_drawn_once_per_use(style):
     x, y = st.dvector("x"), st.dvector("y")
     h = x

@@ -13,6 +13,12 @@
     for real graphs: one box per Apply labelled with its op; intermediate
     variables are the edges, graph inputs, constants and outputs are small
     ellipses in their own colours; types and shapes are in the tooltips.
+``dataflow``
+    micrograd's picture, left to right: every variable a box (inputs green,
+    constants grey, intermediates white, outputs blue), every Apply node a
+    small ellipse naming its op between them. The boxes carry values
+    (:class:`~symlab.notebook.values.ValuesView` writes each value and
+    gradient under its variable's name).
 
 A diagram is its :class:`~symlab.printing.model.GraphModel` written as DOT
 (:func:`to_dot`). DOT node names are the model's stable keys (``a2`` for an
@@ -65,7 +71,7 @@ from typing import Any
 
 from symlab.printing.model import DEFAULT_MAX_NODES, STYLES, DrawEdge, DrawNode, GraphModel, build_model
 
-__all__ = ["CLASS_STYLES", "COMPACT_COLORS", "STRUCTURE_COLORS", "diagram", "node_count", "to_dot"]
+__all__ = ["CLASS_STYLES", "COMPACT_COLORS", "DATAFLOW_COLORS", "STRUCTURE_COLORS", "diagram", "node_count", "to_dot"]
 __all__ += ["DEFAULT_MAX_NODES", "LEGENDS", "STYLES", "legend_label", "side_by_side"]
 
 #: ``(border colour, fill colour)`` of each kind of object in the structure style (seed 000).
@@ -82,6 +88,8 @@ COMPACT_COLORS = {
     "constant": "#e9ecef",
     "output": "#9ec5fe",
 }
+#: Fill colours of the dataflow style: the compact style's, and white intermediate values.
+DATAFLOW_COLORS = {**COMPACT_COLORS, "variable": "#ffffff"}
 #: The fill of summary (folded) nodes and the border of highlighted ones.
 SUMMARY_COLOR = "#f1f3f5"
 HIGHLIGHT_COLOR = "darkorange"
@@ -90,12 +98,18 @@ NOTE_COLOR = "#6c757d"
 #: How each highlight class paints a node or an edge; when a node has several, the first listed wins.
 CLASS_STYLES = {
     "selected": {"color": "#d63384", "penwidth": "3"},
+    # where a NaN or an infinity is born (red), and the nodes it flows through (orange)
+    "nan-origin": {"color": "#e03131", "fillcolor": "#ffc9c9", "penwidth": "3"},
+    "nan": {"color": "#f76707", "fillcolor": "#ffe8cc", "penwidth": "2"},
     "created": {"color": "#2f9e44", "penwidth": "3"},
     "highlight": {"color": HIGHLIGHT_COLOR, "penwidth": "3"},
     "removed": {"color": "#dc3545", "penwidth": "2", "style": "dashed"},
     "client": {"color": "#0d6efd", "penwidth": "2"},
 }
 _SHAPES = {"apply": "box", "variable": "box", "type": "box", "op": "circle", "group": "box"}
+#: Layout direction of each style (the structure style keeps Graphviz's default); dataflow reads left to
+#: right, as micrograd's pictures do.
+_RANKDIR = {"compact": "TB", "dataflow": "LR"}
 
 
 # -- text ------------------------------------------------------------------------------------
@@ -125,6 +139,10 @@ def _node_attrs(style: str, node: DrawNode) -> dict[str, Any]:
     if style == "structure" and node.kind in STRUCTURE_COLORS:
         color, fill = STRUCTURE_COLORS[node.kind]
         return {"shape": _SHAPES[node.kind], "style": "filled", "color": color, "fillcolor": fill}
+    if style == "dataflow":
+        if node.kind == "apply":
+            return {"shape": "ellipse", "style": "filled", "fillcolor": DATAFLOW_COLORS["apply"], "margin": "0.04"}
+        return {"shape": "box", "style": "filled,rounded", "fillcolor": DATAFLOW_COLORS.get(node.kind, SUMMARY_COLOR)}
     shape = "box" if node.kind == "apply" else "ellipse"
     return {"shape": shape, "style": "filled", "fillcolor": COMPACT_COLORS.get(node.kind, SUMMARY_COLOR)}
 
@@ -148,6 +166,9 @@ LEGENDS = {
                   ("Op", *STRUCTURE_COLORS["op"]), ("Type", *STRUCTURE_COLORS["type"])],
     "compact": [("operation (Apply)", "black", COMPACT_COLORS["apply"]), ("input", "black", COMPACT_COLORS["input"]),
                 ("constant", "black", COMPACT_COLORS["constant"]), ("output", "black", COMPACT_COLORS["output"])],
+    "dataflow": [("operation (Apply)", "black", DATAFLOW_COLORS["apply"]), ("input", "black", DATAFLOW_COLORS["input"]),
+                 ("constant", "black", DATAFLOW_COLORS["constant"]), ("value", "black", DATAFLOW_COLORS["variable"]),
+                 ("output", "black", DATAFLOW_COLORS["output"])],
 }
 
 
@@ -202,7 +223,8 @@ def to_dot(model: GraphModel, legend: bool = False, fit: str | None = None, note
     """
     import graphviz
 
-    graph_attr: dict[str, Any] = {"rankdir": "TB"} if model.style == "compact" else {}
+    rankdir = _RANKDIR.get(model.style)
+    graph_attr: dict[str, Any] = {"rankdir": rankdir} if rankdir else {}
     lines = [model.note] if model.note is not None else []
     lines += list(notes)
     if legend:

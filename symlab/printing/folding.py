@@ -163,18 +163,26 @@ def fold_graph(
     max_nodes: int,
     highlight: set[int],
     cost: Any,
+    merge: bool = True,
 ) -> Fold:
     """Fold the nodes ``order`` (inputs first) of a graph to about ``max_nodes`` drawn nodes.
 
     ``highlight`` holds the ``id()`` of nodes that must stay visible;
     ``cost(node, kept)`` is how many drawn nodes keeping ``node`` costs
-    (:func:`structure_cost`, :func:`compact_cost`).
+    (:func:`structure_cost`, :func:`compact_cost`, :func:`dataflow_cost`).
+    With ``merge=False`` repeats are never drawn once (in a picture of
+    values each node holds its own) and the graph is folded without the
+    shortcuts that count one drawn node per Apply: the caller has found it
+    too big.
     """
-    if len(order) + len(leaves) + len(outputs) <= max_nodes:
-        return Fold(list(order))
-    rep, copies = _merge_repeats(order, highlight)
+    if merge:
+        if len(order) + len(leaves) + len(outputs) <= max_nodes:
+            return Fold(list(order))
+        rep, copies = _merge_repeats(order, highlight)
+    else:
+        rep, copies = {}, Counter()
     uniq = [n for n in order if n not in rep]
-    if len(uniq) + len(leaves) + len(outputs) <= max_nodes:
+    if merge and len(uniq) + len(leaves) + len(outputs) <= max_nodes:
         return Fold(uniq, rep, copies)
 
     def canon(node: Apply) -> Apply:
@@ -301,5 +309,15 @@ def compact_cost(seen: set[int]) -> Any:
                 seen.add(id(inp))
                 price += 1
         return price
+
+    return cost
+
+
+def dataflow_cost(seen: set[int]) -> Any:
+    """The cost of a node in the dataflow style: its op, the boxes of its outputs and the leaves it adds."""
+    leaves = compact_cost(seen)
+
+    def cost(node: Apply, kept: set[Apply]) -> int:
+        return leaves(node, kept) + len(node.outputs)
 
     return cost

@@ -37,10 +37,22 @@ from the inputs, as a FunctionGraph of them would number them:
 >>> model.key_of(z.owner), model.key_of(z.owner.op)
 ('a2', 'op0')
 
+The ``dataflow`` style draws every variable as a box and every Apply node
+as a small op node between them (micrograd's picture): the style for values,
+which an edge cannot carry. ``lines`` adds the caller's lines under a node's
+label (a value, a gradient), by object or key:
+
+>>> x = st.dscalar("x")
+>>> model = build_model(st.tanh(x * 2), style="dataflow", lines={x: ["0.5"]})
+>>> [(key, node.kind, node.label) for key, node in model.nodes.items()]  # doctest: +NORMALIZE_WHITESPACE
+[('v0', 'input', ['x', '0.5']), ('v1', 'constant', ['2']), ('a2', 'apply', ['mul']),
+ ('v3', 'variable', ['float64 ()']), ('a4', 'apply', ['tanh']), ('v5', 'output', ['output 0', 'float64 ()'])]
+
 Highlight classes (:data:`CLASSES`) mark nodes: ``highlight`` for the
 ``highlight=`` argument and the Apply node a picture is about, ``created``
-for what a rewrite step just made, and ``removed``, ``selected``,
-``client`` for widgets (:meth:`GraphModel.add_class`). Keys are made of
+for what a rewrite step just made, ``removed``, ``selected``, ``client``
+for widgets (:meth:`GraphModel.add_class`), and ``nan-origin`` / ``nan``
+for where a NaN or an infinity is born and where it flows. Keys are made of
 ASCII letters and digits only: never a user's name, always a valid DOT id.
 """
 
@@ -51,10 +63,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from symlab.graph.basic import Apply, Constant, Variable
-from symlab.printing.folding import Fold, compact_cost, fold_graph, obj_key, structure_cost, toposort
+from symlab.printing.folding import Fold, compact_cost, dataflow_cost, fold_graph, obj_key, structure_cost, toposort
 from symlab.printing.subject import Subject, subject_of
 
-STYLES = ("structure", "compact")
+STYLES = ("structure", "compact", "dataflow")
 DEFAULT_MAX_NODES = 100
 #: The kinds of drawn nodes.
 NODE_KINDS = ("apply", "variable", "input", "constant", "output", "op", "type", "group")
@@ -62,7 +74,7 @@ NODE_KINDS = ("apply", "variable", "input", "constant", "output", "op", "type", 
 #: and the inputs of a folded group.
 EDGE_KINDS = ("input", "output", "owner", "op", "type", "fold")
 #: The highlight classes a node or an edge may carry.
-CLASSES = ("highlight", "created", "removed", "selected", "client")
+CLASSES = ("highlight", "created", "removed", "selected", "client", "nan-origin", "nan")
 
 
 @dataclass(eq=False)
@@ -372,20 +384,26 @@ def build_model(
     classes: Mapping[str, Iterable[Any]] | None = None,
     var_with_name_simple: bool = True,
     *,
+    lines: Mapping[Any, Iterable[str]] | None = None,
     cut: Iterable[Variable] = (),
     key: Any = None,
     caller: str = "build_model",
 ) -> GraphModel:
     """The :class:`GraphModel` of ``obj``: any object :func:`~symlab.printing.subject.subject_of` accepts.
 
-    ``style`` is ``"structure"`` (seed 000's object diagram) or
-    ``"compact"`` (one box per node). Graphs of more than ``max_nodes``
+    ``style`` is ``"structure"`` (seed 000's object diagram),
+    ``"compact"`` (one box per node) or ``"dataflow"`` (a box per
+    variable, a small op node per Apply; repeats are never merged, as
+    each node holds its own values). Graphs of more than ``max_nodes``
     drawn nodes are folded. ``highlight`` lists nodes and variables (or
     their keys) to mark with the ``highlight`` class; ``classes`` maps more
     classes to objects or keys, e.g. ``{"selected": [node]}``. Marked
     nodes stay visible when the graph is folded. ``var_with_name_simple=False``
     adds the type under the name of each variable of the compact style.
-    ``caller`` names the function in error messages.
+    ``lines`` maps objects (or keys) to lines added under the label of
+    the nodes that draw them (each copy of a variable drawn once per use;
+    in the compact style an intermediate variable's edge). ``caller``
+    names the function in error messages.
 
     To draw a part of a graph (a widget's focus on a neighbourhood), give
     as ``obj`` the variables the part computes, as ``cut`` the variables
@@ -413,7 +431,7 @@ def build_model(
     model = GraphModel(style, subject)
     if not subject.is_graph:
         return _single(model)
-    from symlab.printing.painters import CompactPainter, StructurePainter
+    from symlab.printing.painters import CompactPainter, DataflowPainter, StructurePainter
 
     outputs, inputs = list(subject.outputs), list(subject.inputs)
     order, leaves = toposort(outputs, frozenset(id(v) for v in cut))
@@ -426,11 +444,40 @@ def build_model(
         cost = structure_cost({"op": set(), "type": set(), "leaf": set()})
         fold = fold_graph(order, leaves, outputs, max_nodes, lit, cost) if size > max_nodes else Fold(list(order))
         StructurePainter(model, fold, keys, marks).draw(outputs, inputs)
+    elif style == "dataflow":
+        # a box per variable too: count them before folding; a marked variable keeps its owner visible
+        size = len(order) + sum(len(n.outputs) for n in order) + len(leaves)
+        lit.update(id(n) for n in order if any(id(o) in marks for o in n.outputs))
+        fold = (fold_graph(order, leaves, outputs, max_nodes, lit, dataflow_cost(set()), merge=False)
+                if size > max_nodes else Fold(list(order)))
+        DataflowPainter(model, fold, keys, marks).draw(outputs, inputs)
     else:
         fold = fold_graph(order, leaves, outputs, max_nodes, lit, compact_cost(set()))
         CompactPainter(model, fold, keys, marks, simple=var_with_name_simple).draw(outputs, inputs)
     _count(model, order, fold)
+    if lines:
+        _add_lines(model, lines, keys)
     return model
+
+
+def _add_lines(model: GraphModel, lines: Mapping[Any, Iterable[str]], keys: _Keys) -> None:
+    """Add the caller's ``lines`` under the labels of the nodes (or compact edges) drawing their objects."""
+    extra: dict[int, list[str]] = {}
+    for obj, more in lines.items():
+        if isinstance(obj, str):
+            obj = keys.resolve(obj)
+            if obj is None:
+                continue
+        extra[id(obj)] = [str(line) for line in more]
+    for node in model.nodes.values():
+        more = extra.get(id(node.obj))
+        if more and node.kind != "group":
+            node.label = [*node.label, *more]
+    for edge in model.edges:
+        var = model._objects.get(edge.var) if edge.var is not None else None
+        more = extra.get(id(var)) if var is not None else None
+        if more and model.nodes[edge.head].obj is not var:  # not when a node already shows it (an output)
+            edge.label = "\n".join([edge.label, *more] if edge.label else more)
 
 
 def _count(model: GraphModel, order: list[Apply], fold: Fold) -> None:

@@ -2,9 +2,11 @@
 
 :class:`StructurePainter` draws seed 000's object diagram (Apply, Variable,
 Op and Type boxes, one arrow per Python reference); :class:`CompactPainter`
-one box per Apply node, with the intermediate variables as edges. Both draw
-what a :class:`~symlab.printing.folding.Fold` leaves visible, the groups it
-hides, and give every graph object the key the model's key function says.
+one box per Apply node, with the intermediate variables as edges;
+:class:`DataflowPainter` a box per variable and a small op node per Apply
+(micrograd's picture, where values go). Each draws what a
+:class:`~symlab.printing.folding.Fold` leaves visible, the groups it hides,
+and gives every graph object the key the model's key function says.
 :func:`~symlab.printing.model.build_model` is the way to use them:
 
 >>> import symlab.tensor as st
@@ -23,7 +25,7 @@ from symlab.graph.basic import Apply, Constant, Variable
 from symlab.printing.folding import Fold
 from symlab.printing.model import DrawNode, GraphModel, ident
 
-__all__ = ["FANOUT_LIMIT", "CompactPainter", "Painter", "StructurePainter"]
+__all__ = ["FANOUT_LIMIT", "CompactPainter", "DataflowPainter", "Painter", "StructurePainter"]
 
 #: An input or constant used by more drawn nodes than this is drawn once per use.
 FANOUT_LIMIT = 5
@@ -285,3 +287,76 @@ class CompactPainter(Painter):
             node = DrawNode(f"out{k}", "output", self.var_label(out, output=k), out, _var_tooltip(out), self.classes(out))
             self.model._add(node)
             self.model._edge(self.source(out), node.key, "output", index=k, **self.carried(out))
+
+
+class DataflowPainter(Painter):
+    """A box per variable, a small op node per Apply between its input and output boxes (micrograd's picture).
+
+    Every variable is a node, so a value or a gradient can be written on each (``build_model(lines=...)``).
+    Kinds: ``input``, ``constant``, ``variable`` (intermediate), ``output`` (a computed graph output), ``apply``.
+    """
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.outputs: dict[Variable, int] = {}
+
+    def kind(self, var: Variable) -> str:
+        if var.owner is None:
+            return "constant" if isinstance(var, Constant) else "input"
+        return "output" if var in self.outputs else "variable"
+
+    def var_label(self, var: Variable) -> list[str]:
+        if var.name is not None:
+            return [_short(var.name)]
+        if isinstance(var, Constant):
+            return [_short(_var_text(var))]
+        if var.owner is None:
+            return ["unnamed input", type_text(var.type)]
+        k = self.outputs.get(var)
+        return ([f"output {k}"] if k is not None else []) + [type_text(var.type)]
+
+    def var(self, var: Variable) -> str:
+        """The box of ``var`` (a new one for each use of a spread input)."""
+        if var in self.spread:
+            node = DrawNode(self.copy_key(var), self.kind(var), self.var_label(var), var, _var_tooltip(var),
+                            self.classes(var))
+            return self.model._add_copy(node, self.keys(var), var).key
+        if self.has(var):
+            return self.model._where[var]
+        node = DrawNode(self.keys(var), self.kind(var), self.var_label(var), var, _var_tooltip(var), self.classes(var))
+        return self.model._add(node, var).key
+
+    def source(self, var: Variable) -> str:
+        """What an arrow carrying ``var`` starts from: its box, or the group hiding its owner."""
+        k = self.fold.group_of.get(var.owner) if var.owner is not None else None
+        return self.group(k) if k is not None else self.var(var)
+
+    def apply(self, node: Apply) -> str:
+        if self.has(node):
+            return self.model._where[node]
+        tip = _short(str(node.op), 200)
+        return self.model._add(DrawNode(self.keys(node), "apply", _op_label(node.op), node, tip, self.classes(node)),
+                               node).key
+
+    def draw(self, outputs: Iterable[Variable], inputs: Iterable[Variable]) -> None:
+        outputs = list(outputs)
+        for k, out in reversed(list(enumerate(outputs))):
+            self.outputs[out] = k  # an output listed twice is "output <first index>"
+        for inp in inputs:
+            if inp not in self.spread:
+                self.var(inp)
+        for node in self.fold.visible:
+            tails = [self.source(inp) for inp in node.inputs]  # the boxes before the op: the reading order
+            key = self.apply(node)
+            for i, tail in enumerate(tails):
+                self.model._edge(tail, key, "input", str(i) if len(tails) > 1 else "", index=i)
+            for j, out in enumerate(node.outputs):
+                self.model._edge(key, self.var(out), "output", f"out {j}" if len(node.outputs) > 1 else "", index=j)
+        for k, inp in self.fold.group_inputs(self.has):
+            self.model._edge(self.source(inp), self.group(k), "fold")
+        for out in outputs:
+            k = self.fold.group_of.get(out.owner) if out.owner is not None else None
+            if k is not None:  # computed inside a group: its box hangs from the group
+                self.model._edge(self.group(k), self.var(out), "fold")
+            elif not self.has(out):
+                self.var(out)
