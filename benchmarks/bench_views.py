@@ -12,6 +12,12 @@ Rewrite stepper (issue 19): the time Python takes to show the next step (both pa
 the seed examples (``a + a ** 10``, ``x * y / y``) and on the rewrites of the 2,000- and 10,000-node
 chains of ``make bench``, drawn around each change. Limits: 100 ms up to 200 nodes, 500 ms on the chains.
 
+Values view: the time Python takes to answer a slider move (``view.set``: re-evaluate the
+values and the gradients, redraw the picture), on micrograd's neuron (``tanh(x1*w1 + x2*w2 + b)``,
+gradients with respect to its five inputs) and on a 200-node graph (``tanh(h) * y`` repeated, scalars,
+gradients with respect to ``x`` and ``y``; the picture folded at the view's default size). Limits:
+100 ms on the neuron, 300 ms at 200 nodes.
+
 Walking a trace: a chain of 400 blocks of ``neg(neg(x * 1.0)) + 0.0`` is rewritten with fusion and
 inplace excluded (about 2,800 steps); a :class:`~symlab.rewriting.cursor.TraceCursor` then visits
 every step in order and back to the start. The walk must take at most 10 times the rewrite itself
@@ -172,9 +178,47 @@ def stepper_rows(quick: bool) -> list[dict[str, Any]]:
     return rows
 
 
+def neuron() -> tuple[Any, dict[Any, float], list[Any]]:
+    """micrograd's neuron, its lecture's inputs, and the variables to differentiate with respect to."""
+    x1, x2, w1, w2, b = (T.dscalar(name) for name in ("x1", "x2", "w1", "w2", "b"))
+    o = T.tanh(x1 * w1 + x2 * w2 + b)
+    return o, {x1: 2.0, x2: 0.0, w1: -3.0, w2: 1.0, b: 6.8813735870195432}, [x1, x2, w1, w2, b]
+
+
+def scalar_chain(nodes: int) -> tuple[Any, dict[Any, float], list[Any]]:
+    """``h = tanh(h) * y`` on scalars, ``nodes // 2`` times: ``nodes`` Apply nodes."""
+    x, y = T.dscalar("x"), T.dscalar("y")
+    h = x
+    for _ in range(nodes // 2):
+        h = T.tanh(h) * y
+    return h, {x: 0.5, y: 1.1}, [x, y]
+
+
+def values_view_rows(quick: bool) -> list[dict[str, Any]]:
+    from symlab.notebook.values import ValuesView
+
+    rows = []
+    moves = 5 if quick else 20
+    for name, (cost, inputs, wrt), limit in (("micrograd's neuron", neuron(), 0.1),
+                                             ("200 nodes", scalar_chain(200), 0.3)):
+        view = ValuesView(cost, inputs, wrt=wrt)
+        first = wrt[0]
+
+        def slide(view: Any = view, first: Any = first, moves: int = moves) -> None:
+            for k in range(moves):  # a slider dragged: a new value each time
+                view.set(first, 0.25 + 0.01 * k)
+
+        seconds, _ = _best(slide, 2 if quick else 3)
+        per = seconds / moves
+        rows.append({"name": f"values view: answer a slider move, {name} ({len(view.model.nodes)} drawn; mean of "
+                             f"{moves})", "seconds": per, "ratio": per / limit, "limit": 1.0,
+                     "of": f"the {limit * 1e3:.0f} ms target"})
+    return rows
+
+
 def measure(quick: bool = False) -> list[dict[str, Any]]:
     """Every row of the views' benchmarks; a row with ``limit`` has a ``status``, PASS or FAIL."""
-    rows = graph_view_rows(quick) + stepper_rows(quick) + trace_walk_rows(quick)
+    rows = graph_view_rows(quick) + stepper_rows(quick) + values_view_rows(quick) + trace_walk_rows(quick)
     for row in rows:
         if "limit" in row:
             row["status"] = "PASS" if row["ratio"] <= row["limit"] else "FAIL"

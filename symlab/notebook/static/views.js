@@ -613,7 +613,153 @@ function renderStepper({ model, el: host }) {
   return () => model.off("change:drawn", update);
 }
 
-const VIEWS = { graph: renderGraphView, inspector: renderGraphView, stepper: renderStepper };
+// -- the values view -----------------------------------------------------------------------------------------
+// Every variable's value (and gradient) is written on the picture by Python; scalar inputs get a slider and a
+// number box. A drag must not queue one re-evaluation per pixel: while a value waits for Python's answer, only
+// the newest value asked for meanwhile is kept, and sent when the answer comes.
+function renderValuesView({ model, el: host }) {
+  const root = el("div", "sl-view sl-values-view");
+  const send = (message) => model.send(message);
+  const caption = el("div", "sl-caption");
+  const nanNote = el("div", "sl-nan-note");
+  nanNote.setAttribute("role", "status");
+  const controls = el("div", "sl-controls");
+  const toolbar = el("div", "sl-toolbar");
+  toolbar.setAttribute("role", "toolbar");
+  const notice = el("div", "sl-notice");
+  const body = el("div", "sl-body");
+  const details = el("div", "sl-details");
+  details.setAttribute("aria-live", "polite");
+  const legend = el("div", "sl-legend");
+
+  const pick = (key) => send({ type: "select", key });
+  const picture = new Picture(model, (key) => pick(key));
+  picture.root.setAttribute("aria-label", "graph picture with values: click a box to see its whole value and gradient");
+  toolbar.append(
+    button("+", "zoom in", () => picture.zoom(1.25)),
+    button("−", "zoom out", () => picture.zoom(0.8)),
+    button("fit", "zoom to fit the output width", () => picture.fit()),
+    button("clear", "clear the selection (Escape)", () => pick("")),
+  );
+  picture.root.addEventListener("keydown", (event) => {
+    if (event.key === "Escape") {
+      event.preventDefault();
+      pick("");
+    } else if (event.key === "+" || event.key === "=") {
+      picture.zoom(1.25);
+    } else if (event.key === "-") {
+      picture.zoom(0.8);
+    }
+  });
+
+  let waiting = false;
+  let queued = null;
+  let lost = null;
+  const sendValue = (key, value) => {
+    if (waiting) {
+      queued = { key, value };
+      return;
+    }
+    waiting = true;
+    clearTimeout(lost);
+    lost = setTimeout(() => { waiting = false; }, 5000); // an answer that never comes must not freeze the sliders
+    send({ type: "value", key, value });
+  };
+
+  // The rows are rebuilt only when the inputs change, so a slider being dragged is never replaced.
+  const rows = new Map();
+  let shape = null;
+  const buildControls = (items) => {
+    controls.replaceChildren();
+    rows.clear();
+    for (const item of items) {
+      const row = el("div", "sl-control");
+      row.dataset.key = item.key;
+      row.append(el("span", "sl-control-name", item.name));
+      if (!item.editable) {
+        row.append(el("span", "sl-code", item.text), el("span", "sl-hint", item.why));
+        controls.append(row);
+        continue;
+      }
+      const slider = el("input", "sl-slider");
+      slider.type = "range";
+      slider.setAttribute("aria-label", `slider for input ${item.name}`);
+      slider.addEventListener("input", () => sendValue(item.key, Number(slider.value)));
+      const box = el("input", "sl-number");
+      box.type = "text";
+      box.inputMode = "decimal";
+      box.spellcheck = false;
+      box.setAttribute("aria-label", `value of input ${item.name} (a number, nan or inf; Enter applies it)`);
+      box.addEventListener("input", () => { box.dataset.dirty = "1"; });
+      box.addEventListener("change", () => {
+        delete box.dataset.dirty;
+        sendValue(item.key, box.value); // Python reads the text: "1.5", "-inf", "nan", or says what is wrong
+      });
+      const range = el("span", "sl-range");
+      row.append(slider, box, range);
+      rows.set(item.key, { slider, box, range });
+      controls.append(row);
+    }
+  };
+  const syncControls = (items) => {
+    const now = JSON.stringify(items.map((item) => [item.key, item.name, item.editable]));
+    if (now !== shape) {
+      buildControls(items);
+      shape = now;
+    }
+    for (const item of items) {
+      const row = rows.get(item.key);
+      if (!row) continue;
+      row.slider.min = String(item.min);
+      row.slider.max = String(item.max);
+      row.slider.step = String(item.step);
+      if (!(queued && queued.key === item.key)) {
+        if (item.value !== null && item.value !== undefined) row.slider.value = String(item.value);
+        if (!row.box.dataset.dirty) row.box.value = item.entry;
+      }
+      row.range.textContent = `${item.min} … ${item.max}`;
+    }
+  };
+
+  body.append(picture.root, details);
+  root.append(caption, nanNote, controls, toolbar, notice, body, legend);
+  host.append(root);
+
+  let shownSvg = null;
+  const update = () => {
+    const svg = model.get("svg");
+    if (svg !== shownSvg) {
+      picture.show(svg);
+      shownSvg = svg;
+    }
+    picture.mark(model.get("marks"));
+    renderDetails(details, model.get("panel"), pick);
+    caption.textContent = model.get("caption") || "";
+    nanNote.textContent = model.get("nan_note") || "";
+    nanNote.hidden = !model.get("nan_note");
+    notice.textContent = model.get("notice") || "";
+    notice.hidden = !model.get("notice");
+    legend.textContent = model.get("legend") || "";
+    waiting = false;
+    syncControls(model.get("controls") || []);
+    root.dataset.selected = model.get("selected_key") || "";
+    root.dataset.drawn = String(model.get("drawn"));
+    if (queued) {
+      const next = queued;
+      queued = null;
+      sendValue(next.key, next.value);
+    }
+  };
+  // Python answers each message with all of its traits in one message, then bumps "drawn": draw once.
+  model.on("change:drawn", update);
+  update();
+  return () => {
+    clearTimeout(lost);
+    model.off("change:drawn", update);
+  };
+}
+
+const VIEWS = { graph: renderGraphView, inspector: renderGraphView, stepper: renderStepper, values: renderValuesView };
 
 export default {
   render(context) {
