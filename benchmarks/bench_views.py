@@ -12,6 +12,11 @@ Rewrite stepper (issue 19): the time Python takes to show the next step (both pa
 the seed examples (``a + a ** 10``, ``x * y / y``) and on the rewrites of the 2,000- and 10,000-node
 chains of ``make bench``, drawn around each change. Limits: 100 ms up to 200 nodes, 500 ms on the chains.
 
+Clients inspector (issue 20): what following a graph costs the rewrites that change it (a 400-block
+chain rewritten with an inspector attached, against the same rewrite without; limit 1.25x), and the
+time to redraw after a ``replace`` (compare the graph with the last picture, say what changed, render)
+on graphs of 10, 200 and 2,000 nodes. Limits: 300 ms up to 200 nodes, 1 s at 2,000 (folded).
+
 Values view: the time Python takes to answer a slider move (``view.set``: re-evaluate the
 values and the gradients, redraw the picture), on micrograd's neuron (``tanh(x1*w1 + x2*w2 + b)``,
 gradients with respect to its five inputs) and on a 200-node graph (``tanh(h) * y`` repeated, scalars,
@@ -216,9 +221,50 @@ def values_view_rows(quick: bool) -> list[dict[str, Any]]:
     return rows
 
 
+def inspector_rows(quick: bool) -> list[dict[str, Any]]:
+    from symlab.graph import graph_inputs
+    from symlab.notebook.inspector import ClientsInspector
+
+    rows: list[dict[str, Any]] = []
+    repeat = 2 if quick else 5
+    # What following a graph costs the rewrites that change it: one counter increment per committed change.
+    blocks = 400
+
+    def rewrite(watched: bool) -> Any:
+        fg = chain_of_blocks(blocks)
+        inspector = ClientsInspector(fg, max_nodes=40) if watched else None
+        started = time.perf_counter()
+        rewrite_fgraph(fg, exclude=("fusion", "inplace"))
+        seconds = time.perf_counter() - started
+        if inspector is not None:
+            inspector.close()
+        return seconds
+
+    plain = min(rewrite(False) for _ in range(repeat))
+    watched = min(rewrite(True) for _ in range(repeat))
+    rows.append({"name": f"inspector: rewrite of {blocks} blocks while an inspector follows the graph",
+                 "seconds": watched, "ratio": watched / plain, "limit": 1.25, "of": "the same rewrite unwatched"})
+    for nodes, limit in ((10, 0.3), (200, 0.3), (2000, 1.0)):
+        outputs = tanh_chain(nodes)
+        fg = FunctionGraph(graph_inputs(outputs), outputs)
+        inspector = ClientsInspector(fg)
+
+        def change_and_redraw(fg: Any = fg, inspector: Any = inspector) -> None:
+            node = next(n for n in fg.toposort() if "tanh" in str(n.op))
+            fg.replace(node.outputs[0], T.sin(node.inputs[0]))
+            inspector.refresh()
+
+        seconds, _ = _best(change_and_redraw, repeat)
+        rows.append({"name": f"inspector: redraw after a replace, {nodes} nodes", "seconds": seconds,
+                     "ratio": seconds / limit, "limit": 1.0, "of": f"the {limit * 1e3:.0f} ms target"})
+        inspector.close()
+    return rows
+
+
 def measure(quick: bool = False) -> list[dict[str, Any]]:
     """Every row of the views' benchmarks; a row with ``limit`` has a ``status``, PASS or FAIL."""
-    rows = graph_view_rows(quick) + stepper_rows(quick) + values_view_rows(quick) + trace_walk_rows(quick)
+    rows = graph_view_rows(quick) + inspector_rows(quick) + stepper_rows(quick) + values_view_rows(quick)
+    rows += trace_walk_rows(quick)
     for row in rows:
         if "limit" in row:
             row["status"] = "PASS" if row["ratio"] <= row["limit"] else "FAIL"
