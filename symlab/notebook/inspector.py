@@ -128,7 +128,10 @@ class _Snapshot:
         key = fg.key
         clients = {key(v): frozenset(("output" if c[0] == "output" else key(c[0]), c[1]) for c in uses)
                    for v, uses in fg.clients.items()}
-        return cls(fg.version, clients, {key(n): n for n in fg.apply_nodes}, {key(v): v for v in fg.clients})
+        # in key order (the order objects entered the graph), so what changed is listed the same way every run
+        nodes = sorted(((key(n), n) for n in fg.apply_nodes), key=lambda kv: int(kv[0][1:]))
+        variables = sorted(((key(v), v) for v in fg.clients), key=lambda kv: int(kv[0][1:]))
+        return cls(fg.version, clients, dict(nodes), dict(variables))
 
     def compared_to(self, now: _Snapshot, reasons: Counter[str]) -> ClientChanges:
         def resolve(client: tuple[str, int], snapshot: _Snapshot) -> Client:
@@ -159,7 +162,7 @@ class _Snapshot:
         )
 
 
-class _Watcher(Feature):
+class InspectorFeature(Feature):
     """The inspector's feature, held weakly by the graph: counts committed changes and asks for a redraw.
 
     It never draws: it only notes the change and, inside IPython, asks for one redraw after the cell
@@ -208,7 +211,7 @@ class ClientsInspector(GraphView):
         self._hook: tuple[Any, Any] | None = None
         options: dict[str, Any] = {} if max_nodes is None else {"max_nodes": max_nodes}
         super().__init__(obj, style=style, focus_radius=focus_radius, **options)
-        self._watcher = _Watcher(self)
+        self._watcher = InspectorFeature(self)
         self._fgraph.attach_feature(self._watcher, weak=True)
         self._show_changes()
         if select is not None:
