@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from browser_lab import open_notebook, write_notebook
+from browser_lab import ROOT, open_notebook, stripped_copy, write_notebook
 
 
 def drawn(view) -> int:
@@ -27,7 +27,7 @@ def test_the_inspector_follows_a_replace_run_from_another_cell(lab, browser):
     view = nb.page.locator(".sl-inspector").first
     view.locator("svg g.node").first.wait_for()
     # click the input x: its two clients are lit, the panel lists them
-    x_node = view.locator("g.node.input", has_text="x").first
+    x_node = view.locator("g.node.input").filter(has=nb.page.get_by_text("x", exact=True)).first
     before = drawn(view)
     x_node.click()
     wait_drawn(nb, view, before)
@@ -63,4 +63,51 @@ def test_the_inspector_follows_a_replace_run_from_another_cell(lab, browser):
     nb.page.wait_for_function("([el]) => el.querySelector('.sl-details .sl-details-title').textContent === 'input y'",
                               arg=[view.element_handle()])
     assert view.locator("g.node.apply.sl-client").count() == 1
+    assert not nb.errors, nb.errors
+
+
+def test_notebook_08_runs_its_inspector_follows_the_kernel_and_a_slider_reevaluates(lab, browser):
+    stripped_copy(ROOT / "notebooks" / "08_clients_and_values.ipynb", lab.root / "08.ipynb")
+    nb = open_notebook(browser, lab, "08.ipynb")
+    nb.run_all()
+    inspectors = nb.page.locator(".sl-inspector")
+    inspectors.first.wait_for()
+    assert inspectors.count() == 3
+    # the live inspector: after the notebook's changes, its graph is just y, output 0
+    live = inspectors.nth(2)
+    live.locator("svg g.node").first.wait_for()
+    assert "version 7 -> 8: 1 change (drop the first)" in live.locator(".sl-changes").inner_text()
+    # click the input y: its only client is ('output', 0)
+    y_node = live.locator("g.node.input").filter(has=nb.page.get_by_text("y", exact=True)).first
+    before = drawn(live)
+    y_node.click()
+    wait_drawn(nb, live, before)
+    assert "('output', 0)" in live.locator(".sl-details").inner_text()
+    # another cell gives y a new client: one redraw, the new node lit, the panel follows
+    before = drawn(live)
+    nb.execute("fg.add_output(T.exp(fg.inputs[1]), reason='exp of y')")
+    wait_drawn(nb, live, before)
+    assert drawn(live) == before + 1
+    assert "(Elemwise{exp,no_inplace}(y), 0)" in live.locator(".sl-details").inner_text()
+    assert "y: new client (Elemwise{exp,no_inplace}(y), 0)" in live.locator(".sl-changes").inner_text()
+    assert live.locator("g.node.apply.sl-new", has_text="exp").count() == 1
+    # the neuron: move x2 to 1.0 in its number box, o becomes 0.9546
+    neuron = nb.page.locator(".sl-values-view").first
+    neuron.locator("svg g.node").first.wait_for()
+    assert neuron.locator("g.node", has_text="0.7071").count() >= 1
+    box = neuron.locator('input[aria-label^="value of input x2"]')
+    before = drawn(neuron)
+    box.fill("1.0")
+    box.press("Enter")
+    wait_drawn(nb, neuron, before)
+    assert neuron.locator("g.node", has_text="0.9546").count() >= 1
+    # the slider sends its value too
+    slider = neuron.locator('input[aria-label="slider for input x2"]')
+    before = drawn(neuron)
+    slider.fill("0")
+    wait_drawn(nb, neuron, before)
+    nb.page.wait_for_function("([el]) => el.textContent.includes('0.7071')", arg=[neuron.element_handle()])
+    # the NaN view: the log node is painted as the origin
+    nan_view = nb.page.locator(".sl-values-view").nth(1)
+    assert "NaN born at log((x - 1))" in nan_view.locator(".sl-nan-note").inner_text()
     assert not nb.errors, nb.errors

@@ -241,6 +241,7 @@ function inspectorParts(send, pick) {
   search.addEventListener("keydown", (event) => {
     if (event.key !== "Enter") return;
     event.preventDefault();
+    event.stopPropagation(); // not JupyterLab's: Enter would put the cell in edit mode
     send({ type: "search", text: search.value, pick: true });
   });
   const matches = el("div", "sl-matches");
@@ -691,9 +692,18 @@ function renderValuesView({ model, el: host }) {
       box.spellcheck = false;
       box.setAttribute("aria-label", `value of input ${item.name} (a number, nan or inf; Enter applies it)`);
       box.addEventListener("input", () => { box.dataset.dirty = "1"; });
-      box.addEventListener("change", () => {
+      const commit = () => {
+        if (!box.dataset.dirty) return;
         delete box.dataset.dirty;
         sendValue(item.key, box.value); // Python reads the text: "1.5", "-inf", "nan", or says what is wrong
+      };
+      box.addEventListener("change", commit);
+      // Enter applies the value; JupyterLab's notebook shortcuts must not see it (Enter would edit the cell).
+      box.addEventListener("keydown", (event) => {
+        if (event.key !== "Enter") return;
+        event.preventDefault();
+        event.stopPropagation();
+        commit();
       });
       const range = el("span", "sl-range");
       row.append(slider, box, range);
