@@ -14,7 +14,7 @@ Sum{acc_dtype=float64} [id A] ''
      |TensorConstant{2} [id E]
 """
 
-from symlab import graph, printing, scalar, tensor
+from symlab import gof, graph, printing, scalar, tensor
 from symlab import notebook  # installs the display hook of graph objects
 from symlab.notebook import view
 from symlab.config import config
@@ -55,6 +55,6 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_LAZY))
 
 
-__all__ = ["config", "dprint", "pprint", "grad", "graph", "notebook", "printing", "scalar", "tensor", "view",
+__all__ = ["config", "dprint", "pprint", "gof", "grad", "graph", "notebook", "printing", "scalar", "tensor", "view",
            "__version__"]
 __all__ += ["In", "Out", "compile", "formats", "function", "get_mode", "shared"]

@@ -6,7 +6,15 @@ compares graphs made of them; a :class:`FunctionGraph` holds one graph with
 its clients so that rewrites can change it.
 """
 
-from symlab.graph.basic import Apply, Constant, CycleError, GraphConstructionError, MissingInputError, Variable
+from symlab.graph.basic import (
+    Apply,
+    Constant,
+    CycleError,
+    GraphConstructionError,
+    MissingInputError,
+    Result,
+    Variable,
+)
 from symlab.graph.changes import Feature, GraphChange
 from symlab.graph.evaluate import evaluate
 from symlab.graph.features import History, ReplaceValidate, Validator
@@ -38,6 +46,7 @@ __all__ = [
     "InconsistencyError",
     "GraphConstructionError",
     "MissingInputError",
+    "Result",
     "Op",
     "ReplaceValidate",
     "Type",

@@ -187,6 +187,11 @@ class Variable(Displayable):
         return debugprint(self, **kwargs)
 
 
+
+#: The oldest name of :class:`Variable`: seed 004 builds graphs of "Apply and Result instances" with
+#: ``Result(type=..., name=...)``, and seed 000 still says nodes are "Apply or Result". The same class.
+Result = Variable
+
 class Constant(Variable):
     """A Variable with a fixed value, ``data``, settable only once.
 

@@ -8,7 +8,7 @@
 (Elemwise{add,no_inplace}, [x, y])
 """
 
-from symlab.graph.basic import Apply, Constant, Variable
+from symlab.graph.basic import Apply, Constant, Result, Variable
 from symlab.tensor.basic import (
     as_tensor_variable,
     cast,
@@ -39,7 +39,22 @@ from symlab.tensor.shape import (
 from symlab.tensor.alloc import *  # noqa: F403
 from symlab.tensor.join import *  # noqa: F403
 from symlab.tensor.subtensor import *  # noqa: F403
-from symlab.tensor.type import TensorType
+from symlab.tensor.transfer import register_transfer, transfer, unregister_transfer
+from symlab.tensor.type import Tensor, TensorType
 from symlab.tensor.variable import TensorConstant, TensorVariable
 
 as_tensor = as_tensor_variable
+
+#: Differentiation, reachable from the tensor package as in Theano and PyTensor (seed 003 writes
+#: ``tensor.grad()``). They live in :mod:`symlab.gradient`, a layer above this one: loaded on first use.
+_GRADIENT_NAMES = ("grad", "jacobian", "hessian", "Lop", "Rop", "verify_grad")
+
+
+def __getattr__(name: str):
+    if name in _GRADIENT_NAMES:
+        from symlab import gradient
+
+        value = getattr(gradient, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'symlab.tensor' has no attribute {name!r}")

@@ -225,3 +225,8 @@ def _shape_str(shape: StaticShape) -> str:
     if len(parts) == 1:
         return f"({parts[0]},)"
     return f"({', '.join(parts)})"
+
+
+#: Theano's oldest name of :class:`TensorType`: seed 004's ``Tensor(dtype='float64', broadcastable=(False,
+#: False))``. The same class; ``broadcastable`` still works, as it does for ``TensorType``.
+Tensor = TensorType

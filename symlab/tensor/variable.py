@@ -256,6 +256,12 @@ class _TensorOperators:
     def log(self):
         return _t().log(self)
 
+    def transfer(self, target: Any) -> Any:
+        """This variable moved to ``target`` (seed 002): itself for ``"cpu"``; see :mod:`symlab.tensor.transfer`."""
+        from symlab.tensor.transfer import transfer
+
+        return transfer(self, target)
+
 
 class TensorVariable(_TensorOperators, Variable):
     """A Variable whose values are NumPy arrays (its type is a ``TensorType``)."""
