@@ -293,6 +293,47 @@ def check(dag: Any, inputs: Any, outputs: Any, fmt: str) -> list[Any]:
     return toposort_jobs(deps, fmt)
 
 
+def derive_io(dag: Any, fmt: str = _DAG) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """``(inputs, outputs)`` that a dict implies, for the converters called with the dict alone (seed 001).
+
+    Inputs are the arguments no entry computes (constants define themselves), outputs the computed
+    variables no entry uses, each in the order the dict first names them. A graph's own order of
+    inputs and outputs cannot be read from the dict: pass them to keep it.
+
+    >>> derive_io({"b": {"fn": "f", "args": ("a",)}, "c": {"fn": "g", "args": ("a", "b")}})
+    (('a',), ('c',))
+    """
+    if not isinstance(dag, Mapping):
+        raise DagFormatError(f"{fmt}: expected a dict, received {type(dag).__name__}")
+    defined: dict[Any, None] = {}
+    used: dict[Any, None] = {}
+    for key, entry in dag.items():
+        fn, args = _entry(key, entry, fmt)
+        if not isinstance(key, tuple):
+            defined[key] = None
+        elif fmt == _TUPLE:
+            defined.update(dict.fromkeys(v for v in key if not isinstance(v, tuple)))
+        if fn is index:
+            continue  # it reads a tuple key, not a variable
+        used.update(dict.fromkeys(a for a in args if not isinstance(a, tuple) and isinstance(a, Hashable)))
+    inputs = tuple(a for a in used if a not in defined and not isinstance(a, Constant))
+    outputs = tuple(v for v in defined if v not in used)
+    return inputs, outputs
+
+
+def complete_io(dag: Any, inputs: Any, outputs: Any, fmt: str) -> tuple[Any, Any, bool]:
+    """``(inputs, outputs, alone)``: those given, the others derived (:func:`derive_io`); ``alone`` if neither was given.
+
+    The converters return the dict alone when they were given the dict alone, as seed 001's library does.
+    """
+    alone = inputs is None and outputs is None
+    if inputs is None or outputs is None:
+        derived_inputs, derived_outputs = derive_io(dag, fmt)
+        inputs = derived_inputs if inputs is None else inputs
+        outputs = derived_outputs if outputs is None else outputs
+    return inputs, outputs, alone
+
+
 # -- dict-level simplifications (seed 001) --------------------------------------------------------
 def remove_singleton_indices(dag: Mapping[Any, Any]) -> Dag:
     """Simplify a blown-out index-dag where an operation has a single output.
@@ -352,43 +393,57 @@ def _copy(entry: Mapping[str, Any]) -> dict[str, Any]:
 
 
 # -- converters between complete representations ---------------------------------------------------
-def tuple_dag_to_index_dag(tdag: Mapping[Any, Any], inputs: Any, outputs: Any) -> Complete:
+# Each takes ``(dict, inputs, outputs)`` and returns the same triple in the other format. Called with the
+# dict alone, as the functions of seed 001's library are (``tuple_dag_to_index_dag(tdag)``), a converter
+# derives inputs and outputs (:func:`derive_io`) and returns the dict alone.
+def tuple_dag_to_index_dag(tdag: Mapping[Any, Any], inputs: Any = None, outputs: Any = None) -> Any:
     """Add an index entry for every output of every operation (the "blown out" form)."""
+    inputs, outputs, alone = complete_io(tdag, inputs, outputs, _TUPLE)
     check(tdag, inputs, outputs, _TUPLE)
     out: Dag = {}
     for key, entry in tdag.items():
         out[key] = _copy(entry)
         for i, var in enumerate(key):
             out[var] = {"fn": index, "args": (key, i)}
-    return out, tuple(inputs), tuple(outputs)
+    return out if alone else (out, tuple(inputs), tuple(outputs))
 
 
-def index_dag_to_tuple_dag(idag: Mapping[Any, Any], inputs: Any, outputs: Any) -> Complete:
+def index_dag_to_tuple_dag(idag: Mapping[Any, Any], inputs: Any = None, outputs: Any = None) -> Any:
     """Remove the index entries of an index-dag (after checking that they agree with their tuples)."""
+    inputs, outputs, alone = complete_io(idag, inputs, outputs, _INDEX)
     check(idag, inputs, outputs, _INDEX)
-    return {k: _copy(e) for k, e in idag.items() if not _is_index(e)}, tuple(inputs), tuple(outputs)
+    out = {k: _copy(e) for k, e in idag.items() if not _is_index(e)}
+    return out if alone else (out, tuple(inputs), tuple(outputs))
 
 
-def index_dag_to_dag(idag: Mapping[Any, Any], inputs: Any, outputs: Any) -> Complete:
+def index_dag_to_dag(idag: Mapping[Any, Any], inputs: Any = None, outputs: Any = None) -> Any:
     """The dag of an index-dag: :func:`remove_singleton_indices`, after checking the index-dag."""
+    inputs, outputs, alone = complete_io(idag, inputs, outputs, _INDEX)
     check(idag, inputs, outputs, _INDEX)
-    return remove_singleton_indices(idag), tuple(inputs), tuple(outputs)
+    out = remove_singleton_indices(idag)
+    return out if alone else (out, tuple(inputs), tuple(outputs))
 
 
-def dag_to_index_dag(dag: Mapping[Any, Any], inputs: Any, outputs: Any) -> Complete:
+def dag_to_index_dag(dag: Mapping[Any, Any], inputs: Any = None, outputs: Any = None) -> Any:
     """The index-dag of a dag: :func:`insert_single_indices`, after checking the dag."""
+    inputs, outputs, alone = complete_io(dag, inputs, outputs, _DAG)
     check(dag, inputs, outputs, _DAG)
-    return insert_single_indices(dag), tuple(inputs), tuple(outputs)
+    out = insert_single_indices(dag)
+    return out if alone else (out, tuple(inputs), tuple(outputs))
 
 
-def tuple_dag_to_dag(tdag: Mapping[Any, Any], inputs: Any, outputs: Any) -> Complete:
+def tuple_dag_to_dag(tdag: Mapping[Any, Any], inputs: Any = None, outputs: Any = None) -> Any:
     """:func:`tuple_dag_to_index_dag` then :func:`index_dag_to_dag`."""
-    return index_dag_to_dag(*tuple_dag_to_index_dag(tdag, inputs, outputs))
+    inputs, outputs, alone = complete_io(tdag, inputs, outputs, _TUPLE)
+    out = index_dag_to_dag(*tuple_dag_to_index_dag(tdag, inputs, outputs))
+    return out[0] if alone else out
 
 
-def dag_to_tuple_dag(dag: Mapping[Any, Any], inputs: Any, outputs: Any) -> Complete:
+def dag_to_tuple_dag(dag: Mapping[Any, Any], inputs: Any = None, outputs: Any = None) -> Any:
     """:func:`dag_to_index_dag` then :func:`index_dag_to_tuple_dag`."""
-    return index_dag_to_tuple_dag(*dag_to_index_dag(dag, inputs, outputs))
+    inputs, outputs, alone = complete_io(dag, inputs, outputs, _DAG)
+    out = index_dag_to_tuple_dag(*dag_to_index_dag(dag, inputs, outputs))
+    return out[0] if alone else out
 
 
 def _predecessors(entries: Mapping[Any, Any]) -> dict[Any, list[Any]]:
@@ -402,64 +457,89 @@ def _predecessors(entries: Mapping[Any, Any]) -> dict[Any, list[Any]]:
     return preds
 
 
-def dag_to_unidag(dag: Mapping[Any, Any], inputs: Any, outputs: Any) -> tuple[dict[Any, tuple[Any, ...]], Dag, tuple[Any, ...], tuple[Any, ...]]:
+def dag_to_unidag(dag: Mapping[Any, Any], inputs: Any = None, outputs: Any = None) -> Any:
     """``(unidag, jobs, inputs, outputs)``: which job immediately precedes which, and the job table.
 
     A job is a key of the dag; ``jobs`` (a copy of the dag) says what it runs.
     Every job is a key of the unidag, those that precede nothing with ``()``.
+    Called with the dag alone (seed 001's form), it returns the unidag alone.
     """
+    inputs, outputs, alone = complete_io(dag, inputs, outputs, _DAG)
     check(dag, inputs, outputs, _DAG)
     unidag: dict[Any, list[Any]] = {key: [] for key in dag}
     for key, preds in _predecessors(dag).items():
         for p in preds:
             unidag[p].append(key)
+    result = {k: tuple(v) for k, v in unidag.items()}
+    if alone:
+        return result
     jobs = {k: _copy(e) for k, e in dag.items()}
-    return {k: tuple(v) for k, v in unidag.items()}, jobs, tuple(inputs), tuple(outputs)
+    return result, jobs, tuple(inputs), tuple(outputs)
 
 
-def unidag_to_dag(unidag: Mapping[Any, Any], jobs: Mapping[Any, Any], inputs: Any, outputs: Any) -> Complete:
+def unidag_to_dag(unidag: Mapping[Any, Any], jobs: Mapping[Any, Any] | None = None, inputs: Any = None,
+                  outputs: Any = None) -> Any:
     """The dag of a unidag, given its job table; checks that the two agree.
 
-    Every job of the unidag needs an entry in ``jobs`` and the other way
-    round, and the unidag's edges must be exactly those the jobs' arguments
-    imply; a disagreement raises :class:`DagFormatError` naming the job.
+    A unidag says only which job precedes which, not what a job runs: ``jobs``, the job table (the dag
+    whose keys are the jobs), says that. A job that precedes nothing may be left out of the unidag's keys,
+    as seed 001's ``{a: (b, c), b: (c,)}`` leaves out ``c``. The unidag's edges must be exactly those the
+    jobs' arguments imply; a disagreement raises :class:`DagFormatError` naming the job. Called without
+    ``inputs`` and ``outputs``, it derives them and returns the dag alone.
+
+    >>> jobs = {"b": {"fn": "f", "args": ("x",)}, "c": {"fn": "g", "args": ("b",)},
+    ...         "a": {"fn": "h", "args": ("b", "c")}}
+    >>> unidag_to_dag({"b": ("c", "a"), "c": ("a",)}, jobs) == jobs
+    True
     """
-    if not isinstance(unidag, Mapping) or not isinstance(jobs, Mapping):
-        raise DagFormatError("unidag: expected two dicts, the unidag and its job table")
-    missing = [show(k) for k in unidag if k not in jobs]
-    extra = [show(k) for k in jobs if k not in unidag]
-    if missing or extra:
-        parts = ([f"the jobs {', '.join(missing)} have no entry in the job table"] if missing else []) + (
-            [f"the job table's {', '.join(extra)} are not jobs of the unidag"] if extra else []
+    if jobs is None:
+        raise DagFormatError(
+            "unidag_to_dag: a unidag keeps only the order of its jobs, not what they run; pass the job table too, "
+            "the dag whose keys are the jobs: unidag_to_dag(unidag, dag) (dag_to_unidag(dag, inputs, outputs) "
+            "returns it as its second item)"
         )
-        raise DagFormatError(f"unidag: {'; '.join(parts)}")
+    if not isinstance(unidag, Mapping) or not isinstance(jobs, Mapping):
+        raise DagFormatError(f"unidag: expected two dicts, the unidag and its job table, received "
+                             f"{type(unidag).__name__} and {type(jobs).__name__}")
     for job, succ in unidag.items():
         if not isinstance(succ, tuple | list):
             raise DagFormatError(f"unidag: the successors of {show(job)} must be a tuple of jobs, received {type(succ).__name__}")
-        for s in succ:
-            if s not in unidag:
-                raise DagFormatError(f"unidag: {show(job)} precedes {show(s)}, which is not a job")
-    toposort_jobs({j: list(s) for j, s in unidag.items()}, "unidag")
-    dag = {k: _copy(jobs[k]) if isinstance(jobs[k], Mapping) and "fn" in jobs[k] and "args" in jobs[k] else jobs[k] for k in unidag}
+    # the jobs: the keys, and the jobs that only follow others (implicit sinks, seed 001)
+    order = {**dict.fromkeys(unidag), **{s: None for succ in unidag.values() for s in succ}}
+    full = {job: tuple(unidag.get(job, ())) for job in order}
+    missing = [show(k) for k in full if k not in jobs]
+    extra = [show(k) for k in jobs if k not in full]
+    if missing or extra:
+        parts = ([f"the jobs {', '.join(missing)} have no entry in the job table"] if missing else []) + (
+            [f"the job table's {', '.join(extra)} appear nowhere in the unidag (neither as a key nor after another job)"]
+            if extra else []
+        )
+        raise DagFormatError(f"unidag: {'; '.join(parts)}")
+    toposort_jobs({j: list(s) for j, s in full.items()}, "unidag")
+    dag = {k: _copy(jobs[k]) if isinstance(jobs[k], Mapping) and "fn" in jobs[k] and "args" in jobs[k] else jobs[k]
+           for k in jobs if k in full}
+    inputs, outputs, alone = complete_io(dag, inputs, outputs, _DAG)
     check(dag, inputs, outputs, _DAG)
     implied: dict[Any, set[Any]] = {k: set() for k in dag}
     for key, preds in _predecessors(dag).items():
         for p in preds:
             implied[p].add(key)
-    for job, succ in unidag.items():
+    for job, succ in full.items():
         if set(succ) != implied[job]:
             raise DagFormatError(
                 f"unidag: the job {show(job)} precedes ({', '.join(show(s) for s in succ)}) in the unidag, but the "
                 f"job table makes it precede ({', '.join(show(s) for s in dag if s in implied[job])})"
             )
-    return dag, tuple(inputs), tuple(outputs)
+    return dag if alone else (dag, tuple(inputs), tuple(outputs))
 
 
 __all__ = [
     "DagCycleError",
     "DagFormatError",
     "check",
+    "complete_io",
     "dag_to_index_dag",
+    "derive_io",
     "dag_to_tuple_dag",
     "dag_to_unidag",
     "index",

@@ -35,6 +35,7 @@ from symlab.formats.dags import (
     Complete,
     DagFormatError,
     check,
+    complete_io,
     dag_to_index_dag,
     index_dag_to_dag,
     index_dag_to_tuple_dag,
@@ -114,8 +115,11 @@ def fgraph_to_tuple_dag(fgraph: Any) -> Complete:
     return tdag, inputs, outputs
 
 
-def tuple_dag_to_fgraph(tdag: Mapping[Any, Any], inputs: Any, outputs: Any) -> FunctionGraph:
+def tuple_dag_to_fgraph(tdag: Mapping[Any, Any], inputs: Any = None, outputs: Any = None) -> FunctionGraph:
     """A new FunctionGraph computing ``outputs`` from ``inputs`` as the tuple-dag says.
+
+    Without ``inputs`` or ``outputs`` (seed 001's ``tuple_dag_to_fgraph(tdag)``), they are derived from the
+    dict (:func:`~symlab.formats.dags.derive_io`: in the order the dict first names them).
 
     Inputs must be symlab Variables and every ``fn`` an Op. Keys made of
     Variables give the new outputs their types and names (the graph is
@@ -130,6 +134,7 @@ def tuple_dag_to_fgraph(tdag: Mapping[Any, Any], inputs: Any, outputs: Any) -> F
     >>> fg.inputs[0] is x
     False
     """
+    inputs, outputs, _ = complete_io(tdag, inputs, outputs, "tuple-dag")
     order = check(tdag, inputs, outputs, "tuple-dag")
     for k, v in enumerate(inputs):
         if not isinstance(v, Variable) or isinstance(v, Constant):
@@ -171,8 +176,9 @@ def fgraph_to_dag(fgraph: Any) -> Complete:
     return index_dag_to_dag(*tuple_dag_to_index_dag(*fgraph_to_tuple_dag(fgraph)))
 
 
-def dag_to_fgraph(dag: Mapping[Any, Any], inputs: Any, outputs: Any) -> FunctionGraph:
-    """The inverse of :func:`fgraph_to_dag`: a new FunctionGraph."""
+def dag_to_fgraph(dag: Mapping[Any, Any], inputs: Any = None, outputs: Any = None) -> FunctionGraph:
+    """The inverse of :func:`fgraph_to_dag`: a new FunctionGraph (``inputs``/``outputs`` derived if not given)."""
+    inputs, outputs, _ = complete_io(dag, inputs, outputs, "dag")
     return tuple_dag_to_fgraph(*index_dag_to_tuple_dag(*dag_to_index_dag(dag, inputs, outputs)))
 
 
