@@ -12,7 +12,7 @@ from symlab.graph.fg import FunctionGraph
 from symlab.notebook import reprs
 
 render = importlib.import_module("symlab.printing.render")
-PLAIN, DOT, SVG = "text/plain", "text/vnd.graphviz", "image/svg+xml"
+PLAIN, DOT, SVG, PNG = "text/plain", "text/vnd.graphviz", "image/svg+xml", "image/png"
 CAN_RENDER = render.can_render()
 
 
@@ -82,8 +82,24 @@ def test_small_nodes_use_the_structure_style_and_graphs_the_compact_one():
 def test_include_and_exclude():
     _, _, z = seed()
     assert set(z._repr_mimebundle_(include=[PLAIN, DOT])) == {PLAIN, DOT}
-    assert set(z._repr_mimebundle_(exclude=[SVG, DOT])) == {PLAIN}
+    assert set(z._repr_mimebundle_(exclude=[SVG, DOT, PNG])) == {PLAIN}
+    assert set(z._repr_mimebundle_(exclude=[SVG, DOT])) == ({PLAIN, PNG} if CAN_RENDER else {PLAIN})
     assert z._repr_mimebundle_(include=[]) == {}
+
+
+@pytest.mark.skipif(not CAN_RENDER, reason="Graphviz is not installed")
+def test_the_picture_is_also_a_png_for_untrusted_notebooks_and_github():
+    import base64
+    import struct
+
+    _, _, z = seed()
+    bundle = z._repr_mimebundle_()
+    data = base64.b64decode(bundle[PNG])
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR"
+    width, height = struct.unpack(">II", data[16:24])
+    # the same picture as the SVG: Graphviz's size in pt at 96 dpi
+    svg_width = float(bundle[SVG].split('width="', 1)[1].split("pt", 1)[0])
+    assert abs(width - svg_width * 96 / 72) <= 2 and height > 0
 
 
 def test_ipython_display_formatter_uses_the_bundle():

@@ -14,7 +14,10 @@ what an object is, and so what it shows, is decided by
     are the stable keys of :mod:`symlab.printing.model`, never addresses),
     folded to at most :data:`DIAGRAM_MAX_NODES` nodes;
 ``image/svg+xml``
-    that diagram rendered, when ``dot`` or ``graphviz-pure`` is installed.
+    that diagram rendered, when ``dot`` or ``graphviz-pure`` is installed;
+``image/png``
+    the same picture as PNG: what JupyterLab shows in a notebook opened
+    untrusted (it hides SVG there), and what GitHub shows.
 
 Small graphs of Variables and Apply nodes are drawn in the ``structure``
 style of seed 000, larger ones and whole graphs in the ``compact`` style.
@@ -51,7 +54,7 @@ TEXT_MAX_LINES = 200
 #: Set to False to leave pictures out of every display (text only).
 SHOW_DIAGRAMS = True
 
-PLAIN, DOT, SVG = "text/plain", "text/vnd.graphviz", "image/svg+xml"
+PLAIN, DOT, SVG, PNG = "text/plain", "text/vnd.graphviz", "image/svg+xml", "image/png"
 
 
 def _subject(obj: Any) -> Subject | None:
@@ -138,7 +141,7 @@ def mimebundle(obj: Any, include: Any = None, exclude: Any = None) -> dict[str, 
             bundle[PLAIN] = _plain(obj, subject)
         except Exception as err:  # a display must not fail
             bundle[PLAIN] = f"<{type(obj).__name__} object (its text failed: {type(err).__name__}: {err})>"
-    draw = SHOW_DIAGRAMS and (wanted(DOT) or wanted(SVG)) and subject is not None
+    draw = SHOW_DIAGRAMS and (wanted(DOT) or wanted(SVG) or wanted(PNG)) and subject is not None
     if not draw or (include is None and _in_terminal()):
         return bundle
     try:
@@ -153,6 +156,15 @@ def mimebundle(obj: Any, include: Any = None, exclude: Any = None) -> dict[str, 
 
             bundle[SVG] = to_svg(source, timeout=30.0)
         except Exception:  # no renderer: the text is the display
+            return bundle
+    if wanted(PNG):
+        try:
+            import base64
+
+            from symlab.printing.render import render
+
+            bundle[PNG] = base64.b64encode(render(source, "png", timeout=30.0)).decode("ascii")
+        except Exception:  # a renderer without PNG: the SVG is still there
             pass
     return bundle
 
