@@ -269,3 +269,16 @@ def test_a_view_redraws_when_its_graph_changed_keeping_or_clearing_the_selection
     fg.replace(fg.outputs[0], fg.inputs[1] * 2.0)
     view.refresh()
     assert view.selected is None and "the selected apply node Elemwise{cos,no_inplace} left it" in view.notice
+
+
+@needs_dot
+def test_the_markdown_fallback_carries_the_current_picture_as_png():
+    import base64
+
+    fg = seed_graph()
+    view = GraphView(fg)
+    data, _ = view._repr_mimebundle_()
+    words, image = data["text/markdown"].split("\n\n![graph picture](data:image/png;base64,")
+    assert words == view.markdown().rstrip("\n")
+    png = base64.b64decode(image.rstrip(")\n"))
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"

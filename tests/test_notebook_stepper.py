@@ -268,3 +268,16 @@ def test_the_step_list_says_which_steps_moved_no_node():
     (row,) = RewriteStepper(trace).steps
     assert row == [1, "equilibrium", "read_y", True, True]
     assert not trace.step(1).removed and not trace.step(1).created and trace.step(1).events
+
+
+@pytest.mark.skipif(not can_render(), reason="Graphviz dot is not installed")
+def test_the_markdown_fallback_carries_the_panes_shown_as_png():
+    a = st.dvector("a")
+    stepper = RewriteStepper(rewrite_graph(a + a**10)[1])
+    markdown = stepper._repr_mimebundle_()[0]["text/markdown"]
+    assert "![after picture](data:image/png;base64," in markdown and "![before picture]" not in markdown  # step 0
+    stepper.next()
+    markdown = stepper._repr_mimebundle_()[0]["text/markdown"]
+    assert markdown.index("![before picture](data:image/png;base64,") < markdown.index("![after picture]")
+    stepper.step = 0
+    assert "![before picture]" not in stepper._repr_mimebundle_()[0]["text/markdown"]

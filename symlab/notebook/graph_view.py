@@ -32,7 +32,7 @@ import traitlets
 
 from symlab.graph.basic import Apply, Variable
 from symlab.notebook.details import describe, kind_of
-from symlab.notebook.widget import ViewWidget, code_span, picture
+from symlab.notebook.widget import ViewWidget, code_span
 from symlab.printing.folding import toposort
 from symlab.printing.model import GraphModel, build_model, build_part
 from symlab.printing.subject import subject_of
@@ -273,7 +273,7 @@ class GraphView(ViewWidget):
         else:
             self.model = build_model(self._subject, self.style, max_nodes=self._budget,
                                      classes={"kept": list(self._kept)} if self._kept else None)
-        self.svg = picture(self.model)
+        self.svg = self.show_picture("graph", self.model)
         self.legend = LEGENDS[self.style]
         notes = []
         if not self.svg:
@@ -289,7 +289,7 @@ class GraphView(ViewWidget):
             self._budget += 1
             self.model = build_model(self._subject, self.style, max_nodes=self._budget,
                                      classes={"kept": list(self._kept)})
-            self.svg = picture(self.model)
+            self.svg = self.show_picture("graph", self.model)
         self._select(self.selected_key)
 
     def _focus_model(self, selected: Any) -> GraphModel:

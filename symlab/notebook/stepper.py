@@ -36,7 +36,7 @@ from typing import Any
 import traitlets
 
 from symlab.graph.basic import Variable
-from symlab.notebook.widget import ViewWidget, code_span, picture
+from symlab.notebook.widget import ViewWidget, code_span
 from symlab.printing.model import GraphModel, build_model, build_part
 from symlab.rewriting.trace import RewriteStep, RewriteTrace
 
@@ -369,25 +369,26 @@ class RewriteStepper(ViewWidget):
         trace, cursor, k = self.trace, self._cursor, self.step
         if self.compare:
             cursor.seek(0)
-            self.before_svg, self.before_title = picture(*self._model({})), "unoptimized (step 0)"
+            self.before_svg, self.before_title = self.show_picture("before", *self._model({})), "unoptimized (step 0)"
             cursor.seek(self.total)
-            self.after_svg, self.after_title = picture(*self._model({})), f"optimized (step {self.total})"
+            self.after_svg, self.after_title = self.show_picture("after", *self._model({})), f"optimized (step {self.total})"
             cursor.seek(k)
         elif k == 0:
             cursor.seek(0)
-            self.before_svg, self.before_title = "", ""
-            self.after_svg, self.after_title = picture(*self._model({})), "step 0: the graph before any rewrite"
+            self.before_svg, self.before_title = self.hide_picture("before"), ""
+            self.after_svg, self.after_title = self.show_picture("after", *self._model({})), (
+                "step 0: the graph before any rewrite")
         else:
             step = trace.step(k)
             cursor.seek(k - 1)
             removed = [cursor.copy_of(n) for n in step.removed]
             centre = removed or self._copies([step.node])
-            self.before_svg = picture(*self._model({"removed": removed}, centre))
+            self.before_svg = self.show_picture("before", *self._model({"removed": removed}, centre))
             self.before_title = f"before step {k}"
             cursor.forward()
             created = [cursor.copy_of(n) for n in step.created]
             status = "" if step.accepted else " (refused: unchanged)"
-            self.after_svg = picture(*self._model({"created": created}, created or centre))
+            self.after_svg = self.show_picture("after", *self._model({"created": created}, created or centre))
             self.after_title = f"after step {k}{status}"
         self.card = self._card()
         hidden = []

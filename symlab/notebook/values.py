@@ -46,7 +46,7 @@ import numpy as np
 import traitlets
 
 from symlab.graph.basic import Apply, Constant, Variable
-from symlab.notebook.widget import ViewWidget, code_span, picture
+from symlab.notebook.widget import ViewWidget, code_span
 from symlab.printing.folding import toposort
 from symlab.printing.model import GraphModel, build_model
 
@@ -565,7 +565,7 @@ class ValuesView(ViewWidget):
         carriers = [*self._carriers, *(v for v in self._bad if id(v) not in marked)]
         self.model.add_class([k for obj in carriers for k in self._drawn(obj)], "nan")
         self.nan_note = self._nan_text()
-        self.svg = picture(self.model, notes=(self.nan_note,) if self.nan_note else ())
+        self.svg = self.show_picture("values", self.model, notes=(self.nan_note,) if self.nan_note else ())
         notes = [] if self.svg else ["Graphviz is not installed: no picture (the values and the panel still work)."]
         if self.model.note:
             notes.append(f"{self.model.note} (max_nodes={self._max_nodes}).")

@@ -8,11 +8,13 @@ message, and bumps :attr:`ViewWidget.drawn`, the count of answers, which the bro
 and the styles are read from the package when the first widget is made.
 
 A widget's ``__repr__`` is deterministic and its display bundle has a ``text/markdown`` summary, so
-a notebook opened untrusted, on GitHub or in nbval shows what the widget shows, in words.
+a notebook opened untrusted, on GitHub or in nbval shows what the widget shows, in words, followed by
+its current pictures as PNG images (JupyterLab shows those in an untrusted notebook; it hides SVG).
 """
 
 from __future__ import annotations
 
+import base64
 from contextlib import contextmanager
 from functools import cache
 from importlib import resources
@@ -89,6 +91,33 @@ class ViewWidget(anywidget.AnyWidget):
             with self.answer():
                 self.notice = f"{type(err).__name__}: {err}"
 
+    # -- pictures ------------------------------------------------------------------------------------
+    def show_picture(self, slot: str, model: Any, notes: tuple[str, ...] = ()) -> str:
+        """The SVG of ``model`` for the picture ``slot`` of the view; kept for the Markdown fallback's PNG."""
+        pictures = self.__dict__.setdefault("_pictures", {})
+        pictures.pop(slot, None)  # the pictures in the order they were last drawn: a stepper's before, then after
+        pictures[slot] = (model, tuple(notes))
+        return picture(model, notes)
+
+    def hide_picture(self, slot: str) -> str:
+        """Empty the picture ``slot`` (``""``, what the browser shows as no picture)."""
+        self.__dict__.setdefault("_pictures", {}).pop(slot, None)
+        return ""
+
+    def pictures_markdown(self) -> str:
+        """The view's current pictures as Markdown images (PNG data), for where the widget cannot run."""
+        from symlab.printing.diagram import to_dot
+        from symlab.printing.render import render
+
+        images = []
+        for slot, (model, notes) in self.__dict__.get("_pictures", {}).items():
+            try:
+                data = render(to_dot(model, notes=notes).source, "png", timeout=30.0)
+            except Exception:  # no renderer: the words are the display
+                continue
+            images.append(f"![{slot} picture](data:image/png;base64,{base64.b64encode(data).decode('ascii')})")
+        return "\n\n".join(images)
+
     # -- displays ----------------------------------------------------------------------------------
     def summary(self) -> str:
         """One line saying what the widget shows (its ``__repr__``)."""
@@ -106,5 +135,6 @@ class ViewWidget(anywidget.AnyWidget):
         if bundle is None:
             return None
         data, metadata = bundle
-        data["text/markdown"] = self.markdown()
+        images = self.pictures_markdown()
+        data["text/markdown"] = self.markdown().rstrip("\n") + ("\n\n" + images + "\n" if images else "\n")
         return data, metadata

@@ -12,10 +12,14 @@ NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 
 
 def stored_pictures(path) -> int:
-    """How many outputs of the notebook file carry a picture (SVG, which untrusted JupyterLab hides)."""
+    """How many pictures the notebook file stores: displays with an SVG (which untrusted JupyterLab hides, and
+    shows their PNG instead) and the PNG images in widgets' Markdown summaries (what shows where widgets don't)."""
     nb = json.loads(path.read_text())
-    return sum("image/svg+xml" in out.get("data", {}) for cell in nb["cells"] if cell["cell_type"] == "code"
-               for out in cell.get("outputs", ()))
+    outputs = [out.get("data", {}) for cell in nb["cells"] if cell["cell_type"] == "code" for out in cell.get("outputs", ())]
+    svgs = sum("image/svg+xml" in data for data in outputs)
+    widget_images = sum("".join(data.get("text/markdown", "")).count("](data:image/png;base64,") for data in outputs
+                        if "application/vnd.jupyter.widget-view+json" in data)
+    return svgs + widget_images
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
@@ -30,10 +34,11 @@ def test_an_untrusted_notebook_shows_its_pictures(lab, browser, path):
     page.wait_for_selector(".jp-NotebookPanel .jp-Cell", timeout=90_000)
     page.wait_for_function("() => document.querySelectorAll('.jp-OutputArea-output').length > 0")
     expected = stored_pictures(path)
-    # every stored picture is shown, as its PNG (JupyterLab does not show SVG in an untrusted notebook)
+    # every stored picture is shown, as its PNG (JupyterLab does not show SVG in an untrusted notebook, nor widgets)
+    assert expected > 0 or path.stem in ("04_dag_formats", "05_compiling")
     page.wait_for_function(
-        "(n) => document.querySelectorAll('.jp-RenderedImage img').length >= n", arg=expected, timeout=60_000)
-    images = page.locator(".jp-RenderedImage img")
+        "(n) => document.querySelectorAll('.jp-OutputArea-output img').length >= n", arg=expected, timeout=60_000)
+    images = page.locator(".jp-OutputArea-output img")
     assert images.count() == expected
     widths = images.evaluate_all("imgs => imgs.map(i => i.complete ? i.naturalWidth : -1)")
     assert all(w > 0 for w in widths), widths
