@@ -13,10 +13,11 @@ NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 
 def stored_pictures(path) -> int:
     """How many pictures the notebook file stores: displays with an SVG (which untrusted JupyterLab hides, and
-    shows their PNG instead) and the PNG images in widgets' Markdown summaries (what shows where widgets don't)."""
+    shows their PNG instead) or a PNG, and the PNG images in widgets' Markdown summaries (what shows where
+    widgets don't)."""
     nb = json.loads(path.read_text())
     outputs = [out.get("data", {}) for cell in nb["cells"] if cell["cell_type"] == "code" for out in cell.get("outputs", ())]
-    svgs = sum("image/svg+xml" in data for data in outputs)
+    svgs = sum("image/svg+xml" in data or "image/png" in data for data in outputs)
     widget_images = sum("".join(data.get("text/markdown", "")).count("](data:image/png;base64,") for data in outputs
                         if "application/vnd.jupyter.widget-view+json" in data)
     return svgs + widget_images
