@@ -72,6 +72,10 @@ class BadRewrite(DebugModeError):
     """A rewrite changed the value the graph computes."""
 
 
+#: PyTensor's (and Theano's) name for :class:`BadRewrite`: rewrites were "optimizations" there.
+BadOptimization = BadRewrite
+
+
 def show_value(value: Any, limit: int = 12) -> str:
     """A short text of a value: its dtype and shape, and its elements if few.
 
@@ -387,6 +391,7 @@ class DebugLinker(NumpyLinker):
 
 
 __all__ = [
+    "BadOptimization",
     "BadDestroyMap",
     "BadInferShape",
     "BadOutputType",
