@@ -262,3 +262,13 @@ def test_the_plain_call_path_converts_checks_and_reports_like_the_full_path():
     with pytest.raises(ValueError, match="do not match"):  # raised while computing: not hidden, not repeated
         single(np.ones(2), np.ones(3))
     np.testing.assert_array_equal(single(x=np.ones(2), y=np.ones(2)), [2.0, 2.0])  # keywords: the full path
+
+
+def test_an_error_raised_while_computing_says_what_the_call_gave():
+    x, y = st.dvectors("x", "y")
+    for mode in ("NUMBA", "NUMPY"):
+        f = symlab.function([x, y], (x + y) * 2.0, mode=mode)
+        with pytest.raises(ValueError, match="do not match in dimension 0") as info:
+            f(np.ones(3), np.ones(4))
+        notes = "\n".join(info.value.__notes__)
+        assert "shape (3,)" in notes and "shape (4,)" in notes and notes.count("shape (4,)") == 1

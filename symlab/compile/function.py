@@ -423,9 +423,10 @@ class Function(Displayable):
         if plain is not None and not kwargs:
             try:
                 return plain(*args)
-            except (TypeError, ValueError):
+            except (TypeError, ValueError) as err:
                 if len(args) == len(self._filters) and not self._inputs_fail_to_filter(args):
-                    raise  # raised while computing, not by an input value
+                    self._add_call_note(err, args)  # raised while computing: say what the call gave
+                    raise
             # a bad input value or a wrong number of them: the full path below raises the error that says so
         profile = self.profile
         if profile is not None:
@@ -445,7 +446,11 @@ class Function(Displayable):
             values.append(c.value)
         if profile is not None:
             inputs_done = perf_counter()
-        results = self._runner(values)
+        try:
+            results = self._runner(values)
+        except (TypeError, ValueError) as err:
+            self._add_call_note(err, values)
+            raise
         if self._updates:
             if profile is not None:
                 updates_started = perf_counter()
@@ -478,6 +483,16 @@ class Function(Displayable):
         from symlab.printing import debugprint
 
         return debugprint(self, **kwargs)
+
+    def _add_call_note(self, err: BaseException, values: Any) -> None:
+        """Note what a call gave on an error raised while computing (a compiled kernel's names no input).
+
+        Not when a backend already named the node and its input values (the NumPy runner does).
+        """
+        if any(note.startswith("symlab: raised by node") for note in getattr(err, "__notes__", ())):
+            return
+        given = [f"{name}: {describe_value(v)}" for (_, _, _, name), v in zip(self._filters, values)]
+        err.add_note(f"{self.maker.where}: the inputs of this call were " + "; ".join(given))
 
     def inspect(self, **options: Any) -> Any:
         """A live :class:`~symlab.notebook.inspector.ClientsInspector` of the optimized graph (``maker.fgraph``).
