@@ -3,7 +3,8 @@
 Each rule is registered under one stable name, with tags. The phases run in
 order, each to a fixed point: ``canonicalize`` (0), ``stabilize`` (1),
 ``specialize`` (2), ``fusion`` (3), ``inplace`` (4). A rule of a phase is part
-of the ``fast_run`` query (unless tagged ``optional``); ``fast_compile`` takes
+of the ``fast_run`` query, unless tagged ``optional``: such a rule (``cancel_factors``, tagged
+``unsafe``) is selected only by its name or its own tags, never by its phase; ``fast_compile`` takes
 only the rules tagged ``fast_compile`` (merge, constant folding, a few cheap
 canonicalizations). ``include`` and ``exclude`` accept rule names and tags:
 
@@ -66,8 +67,9 @@ class RewriteEntry:
     @property
     def words(self) -> frozenset[str]:
         """What ``include``/``exclude`` can select this entry by: its name, tags and implied tags."""
-        implied = {self.phase} if "optional" in self.tags else {self.phase, "fast_run"}
-        return self.tags | implied | {self.name}
+        if "optional" in self.tags:  # only by its name or its own tags, never by its phase or fast_run
+            return (self.tags - {self.phase}) | {self.name}
+        return self.tags | {self.phase, "fast_run", self.name}
 
 
 class Phase(NamedTuple):
