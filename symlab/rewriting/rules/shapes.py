@@ -16,18 +16,37 @@ on the way cannot say its shape (the query would still read ``x``):
 ['DimShuffle{x}', 'Join{axis=0}', 'Shape_i{0}', 'Shape_i{1}']
 >>> [s.rule for s in trace]
 ['lift_shape']
+
+:func:`lift_stack_of_elemwise` stacks operands instead of results: the rows of
+a Jacobian, ``stack([c0 * exp(z), c1 * exp(z), c2 * exp(z)])`` with constant
+``c0, c1, c2``, become one product of the constant matrix and ``exp(z)``
+broadcast along the new axis:
+
+>>> z = T.tensor("float64", shape=(3,), name="z")
+>>> out, trace = rewrite_graph(T.stack([z * 2.0, z * 3.0]), include=("canonicalize",))
+>>> [str(n.op) for n in trace.fgraph.toposort()]
+['DimShuffle{x,0}', 'Elemwise{mul,no_inplace}']
+
+:func:`lift_dimshuffle_of_reciprocal_sum` writes the gradient of
+``log(sum(exp(x)))``, ``exp(x) * (1 / sum(exp(x)))`` broadcast, as the
+division the stabilize phase recognises as a softmax.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from symlab.graph.basic import Apply, Variable
+from symlab.graph.basic import Apply, Constant, Variable
 from symlab.graph.fg import FunctionGraph
 from symlab.graph.traversal import ancestors
 from symlab.rewriting.basic import node_rewriter
 from symlab.rewriting.db import register
+from symlab.rewriting.rules.table import fits
+from symlab.tensor import math as M
 from symlab.tensor.basic import constant
+from symlab.tensor.elemwise import DimShuffle, Elemwise
+from symlab.tensor.join import Join
+from symlab.tensor.reduction import Sum
 from symlab.tensor.shape import Shape, Shape_i
 from symlab.tensor.shape_inference import symbolic_shape
 
@@ -66,4 +85,96 @@ def lift_shape_i(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None:
     return [shape[node.op.i]]
 
 
-__all__ = ["lift_shape", "lift_shape_i"]
+# -- a stack of the same elementwise computation ---------------------------------------------------------
+
+
+#: At most this many nodes of one part are lifted (a Jacobian's rows are small; a bound keeps the rule linear).
+MAX_LIFTED_NODES = 64
+
+
+def _stacked_part(v: Variable, axis: int) -> Variable | None:
+    """``u`` if ``v`` is ``u`` with a new size-1 ``axis`` inserted (``DimShuffle{..., x, ...}``: what ``stack`` makes)."""
+    owner = v.owner
+    if owner is None or not isinstance(owner.op, DimShuffle):
+        return None
+    order = owner.op.new_order
+    n = owner.op.input_ndim
+    if order != tuple(range(axis)) + ("x",) + tuple(range(axis, n)):
+        return None
+    return owner.inputs[0]
+
+
+def _is_constant_tree(v: Variable, limit: int = 32) -> bool:
+    """True if ``v`` is a constant, or computed from constants only in at most ``limit`` nodes (constant
+    folding makes it one)."""
+    stack, seen = [v], set()
+    while stack:
+        u = stack.pop()
+        if isinstance(u, Constant) or u in seen:
+            continue
+        if u.owner is None or len(seen) >= limit:
+            return False
+        seen.add(u)
+        stack.extend(u.owner.inputs)
+    return True
+
+
+def _lift(parts: list[Variable], axis: int, budget: list[int]) -> Variable | None:
+    """``stack(parts, axis)`` written as one elementwise computation on stacked operands, or None."""
+    expand = DimShuffle(parts[0].ndim, tuple(range(axis)) + ("x",) + tuple(range(axis, parts[0].ndim)))
+    first = parts[0]
+    if all(p is first for p in parts):
+        return expand(first)  # the same operand for every part: broadcast along the new axis
+    if any(p.type != first.type for p in parts):
+        return None
+    if all(_is_constant_tree(p) for p in parts):
+        return Join(axis)(*[expand(p) for p in parts])  # folded into one constant
+    owners = [p.owner for p in parts]
+    op = owners[0].op if owners[0] is not None else None
+    if not isinstance(op, Elemwise) or len(owners[0].outputs) != 1 or op.inplace_pattern \
+            or any(o is None or o.op != op for o in owners):
+        return None
+    budget[0] -= 1
+    if budget[0] < 0:
+        return None
+    inputs = []
+    for j in range(len(owners[0].inputs)):
+        lifted = _lift([o.inputs[j] for o in owners], axis, budget)
+        if lifted is None:
+            return None
+        inputs.append(lifted)
+    return op(*inputs)
+
+
+@register("canonicalize", "shapes")
+@node_rewriter([Join])
+def lift_stack_of_elemwise(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None:
+    """stack([f(a, c1), f(a, c2), ...]) -> f(a, stack([c1, c2, ...])): one elementwise op on stacked operands"""
+    axis = node.op.axis
+    parts = [_stacked_part(v, axis) for v in node.inputs]
+    if len(parts) < 2 or any(p is None for p in parts):
+        return None
+    if all(p is parts[0] for p in parts) or all(_is_constant_tree(p) for p in parts):
+        return None  # nothing to share (a broadcast of one part would change the dtype or nothing), or folded
+    new = _lift(parts, axis, [MAX_LIFTED_NODES])
+    if new is None or not fits(new, node.outputs[0]):
+        return None
+    return [new]
+
+
+@register("canonicalize", "shapes")
+@node_rewriter([DimShuffle])
+def lift_dimshuffle_of_reciprocal_sum(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None:
+    """DimShuffle(c / sum(e)) -> c / DimShuffle(sum(e)): a division by a broadcast sum, as softmax is written"""
+    (v,) = node.inputs
+    owner = v.owner
+    if owner is None or owner.op != M.true_div or v.ndim != 0 or len(fgraph.clients[v]) != 1:
+        return None
+    c, total = owner.inputs
+    if not isinstance(c, Constant) or total.owner is None or not isinstance(total.owner.op, Sum):
+        return None
+    new = M.true_div(node.op(c), node.op(total))
+    return [new] if fits(new, node.outputs[0]) else None
+
+
+__all__ = ["MAX_LIFTED_NODES", "lift_dimshuffle_of_reciprocal_sum", "lift_shape", "lift_shape_i", "lift_stack_of_elemwise"]
