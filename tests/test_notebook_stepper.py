@@ -215,11 +215,19 @@ def test_check_compares_before_and_after_on_random_inputs():
     assert result["max_difference"] < 1e-12 and result["nan_mismatch"] == 0 and result["trials"] == 3
     stepper._on_browser_message(stepper, {"type": "check"}, [])
     assert stepper.card["check"] == result["text"]
-    # exp(log(x)) -> x gives numbers where the unoptimized graph gives NaN (x < 0): check shows it
-    z = st.dvector("z")
-    exp_log = RewriteStepper(st.exp(st.log(z)))
-    exp_log.step = exp_log.find(rule="exp_log", start=0)
-    assert exp_log.check()["nan_mismatch"] > 0
+    # a wrong rule of one's own, sqrt(x) -> x, gives numbers where the graph gives NaN (x < 0): check shows it
+    from symlab.rewriting import PatternNodeRewriter, default_db, register
+
+    name = "test_stepper_wrong_sqrt"
+    register(PatternNodeRewriter((st.sqrt, "x"), "x"), "canonicalize", name=name)
+    try:
+        z = st.dvector("z")
+        wrong = RewriteStepper(st.sqrt(z) * 2.0)
+        wrong.step = wrong.find(rule=name, start=0)
+        result = wrong.check()
+        assert result["nan_mismatch"] > 0 and "NaN" in result["text"]
+    finally:
+        default_db.remove(name)
     assert RewriteStepper(z * 2.0).check()["step"] == 0
 
 

@@ -230,7 +230,7 @@ class RewriteStepper(ViewWidget):
 
         The inputs get values of their types (floats from a normal law, integers from 0 to 4, each unknown
         dimension of size 3). DebugMode's idea, made visible: a step that changes the results is a bug in
-        its rule (or a rule that, like ``exp(log(x)) -> x``, trades NaNs for numbers).
+        its rule (or a rule that, like ``x * y / y -> x`` where ``y`` is 0, trades NaNs for numbers).
         """
         import numpy as np
 

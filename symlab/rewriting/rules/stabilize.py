@@ -14,9 +14,24 @@ subtracts the maximum), and a ``log(sum(exp(x)))`` the stable logsumexp:
 >>> out, trace = rewrite_graph(T.exp(x) / T.exp(x).sum(keepdims=True))
 >>> out.owner.op, [s.rule for s in trace]
 (Softmax{axis=0}, ['merge', 'softmax_from_primitives'])
+
+The rows of :data:`EXTREME_ROWS` replace forms that overflow or cancel at
+extreme inputs: ``log(1 + exp(x))`` (``inf`` from x = 710 on) becomes the
+``softplus`` op, whose kernels compute ``max(x, 0) + log1p(exp(-|x|))``:
+
+>>> out, trace = rewrite_graph(T.log(1 + T.exp(x)), include=("stabilize",))
+>>> [s.rule for s in trace], out.eval({trace.fgraph.inputs[0]: np.array([1000.0, -1000.0])})
+(['log1p', 'log1p_exp'], array([1000.,    0.]))
+
+A rule here changes a result only where the original lost it to an
+overflow or a cancellation (``inf``, ``nan`` from ``inf / inf``, ``-inf``
+from ``log(0)``): a NaN of the function itself (``log(1 - exp(x))`` for
+x > 0) stays a NaN.
 """
 
 from __future__ import annotations
+
+import math
 
 from symlab.graph.basic import Apply, Variable
 from symlab.graph.fg import FunctionGraph
@@ -26,18 +41,73 @@ from symlab.rewriting.rules.table import fits, register_table
 from symlab.tensor import math as M
 from symlab.tensor.elemwise import DimShuffle
 from symlab.tensor.reduction import Sum
-from symlab.tensor.special import Softmax, logsumexp
+from symlab.tensor.special import LogSoftmax, Softmax, logsumexp
+
+
+def _real_float(fgraph: FunctionGraph, node: Apply, bindings: dict) -> bool:
+    """The rule's ``x`` is a real floating tensor (``-x`` of an unsigned or the smallest integer wraps around)."""
+    return bindings["x"].dtype.startswith("float")
+
 
 #: (name, pattern, replacement): numerically better forms of the same function.
 ROWS = [
     ("log1p", (M.log, (M.add, 1, "x")), (M.log1p, "x")),
     ("log1p_swapped", (M.log, (M.add, "x", 1)), (M.log1p, "x")),
     ("expm1", (M.sub, (M.exp, "x"), 1), (M.expm1, "x")),
-    ("log_sigmoid", (M.log, (M.sigmoid, "x")), lambda x: -M.softplus(-x)),
+    ("log_sigmoid", (M.log, (M.sigmoid, "x")), lambda x: -M.softplus(-x), _real_float),
     ("log_one_minus_sigmoid", (M.log, (M.sub, 1, (M.sigmoid, "x"))), lambda x: -M.softplus(x)),
 ]
 
 register_table(ROWS, "stabilize")
+
+_MINUS_LOG_2 = -math.log(2.0)
+
+
+def _no_log_client(fgraph: FunctionGraph, node: Apply, bindings: dict) -> bool:
+    """Real floating x, and no ``log`` uses the result (log_one_minus_sigmoid takes that in one step)."""
+    clients = fgraph.clients.get(node.outputs[0], ()) if fgraph is not None else ()
+    return _real_float(fgraph, node, bindings) and not any(
+        isinstance(c, Apply) and c.op == M.log for c, _ in clients)
+
+
+def sigmoid_neg(x: Variable) -> Variable:
+    """sigmoid(-x)"""
+    return M.sigmoid(-x)
+
+
+def neg_expm1(x: Variable) -> Variable:
+    """-expm1(x)"""
+    return -M.expm1(x)
+
+
+def log1mexp(x: Variable) -> Variable:
+    """log(1 - exp(x)) to full precision: log1p(-exp(x)) where exp(x) < 1/2, log(-expm1(x)) elsewhere (Maechler)."""
+    return M.switch(M.lt(x, _MINUS_LOG_2), M.log1p(-M.exp(x)), M.log(-M.expm1(x)))
+
+
+#: (name, pattern, replacement[, constraint]): forms that overflow or cancel at extreme inputs (the comment: where).
+EXTREME_ROWS = [
+    # log1p(exp(x)) is inf from x = 710 on; softplus(x) = max(x, 0) + log1p(exp(-|x|)) never overflows
+    ("log1p_exp", (M.log1p, (M.exp, "x")), (M.softplus, "x")),
+    # -log(sigmoid(-x)) is -(-softplus(-(-x))) after log_sigmoid, and canonicalize has run: the negations cancel
+    ("neg_neg_stabilize", (M.neg, (M.neg, "x")), "x"),
+    # 1 - sigmoid(x) is 0 from x = 37 on; sigmoid(-x) keeps its exp(-x)
+    ("one_minus_sigmoid", (M.sub, 1, (M.sigmoid, "x")), sigmoid_neg, _no_log_client),
+    # log(1 - exp(x)) is log(0) = -inf for -5e-17 < x < 0, and loses every digit of -exp(x) for x < -37
+    ("log1mexp", (M.log, (M.sub, 1, (M.exp, "x"))), log1mexp, _real_float),
+    # 1 - exp(x) is 0 for |x| < 5e-17 and loses digits near 0; -expm1(x) keeps them (a log of it: log1mexp)
+    ("one_minus_exp", (M.sub, 1, (M.exp, "x")), neg_expm1, _no_log_client),
+    # exp(x) / (1 + exp(x)) is inf / inf = nan from x = 710 on; sigmoid(x) is 1
+    ("sigmoid_from_exp", (M.true_div, (M.exp, "x"), (M.add, 1, (M.exp, "x"))), (M.sigmoid, "x"), _real_float),
+    ("sigmoid_from_exp_swapped", (M.true_div, (M.exp, "x"), (M.add, (M.exp, "x"), 1)), (M.sigmoid, "x"),
+     _real_float),
+    # 1 / (1 + exp(-x)) is the same function: the sigmoid op, which specialize writes out with one shared exp
+    ("sigmoid_from_reciprocal", (M.true_div, 1, (M.add, 1, (M.exp, (M.neg, "x")))), (M.sigmoid, "x"), _real_float),
+    ("sigmoid_from_reciprocal_swapped", (M.true_div, 1, (M.add, (M.exp, (M.neg, "x")), 1)), (M.sigmoid, "x"),
+     _real_float),
+]
+
+register_table(EXTREME_ROWS, "stabilize")
 
 
 def _keepdims_of(ds: Variable, reduced: Apply) -> bool:
@@ -127,4 +197,25 @@ def logsumexp_stable(fgraph: FunctionGraph, node: Apply) -> list[Variable] | Non
     return [new] if fits(new, node.outputs[0]) else None
 
 
-__all__ = ["ROWS", "logsumexp_stable", "softmax_from_primitives", "softmax_shift"]
+@register("stabilize")
+@node_rewriter([M.log])
+def log_softmax(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None:
+    """log(softmax(x, axis)) -> log_softmax(x, axis): x - logsumexp(x), no log(0) = -inf for the small entries"""
+    (s,) = node.inputs
+    if s.owner is None or type(s.owner.op) is not Softmax:
+        return None
+    new = LogSoftmax(s.owner.op.axis)(s.owner.inputs[0])
+    return [new] if fits(new, node.outputs[0]) else None
+
+
+__all__ = [
+    "EXTREME_ROWS",
+    "ROWS",
+    "log1mexp",
+    "log_softmax",
+    "logsumexp_stable",
+    "neg_expm1",
+    "sigmoid_neg",
+    "softmax_from_primitives",
+    "softmax_shift",
+]
