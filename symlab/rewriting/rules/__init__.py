@@ -7,14 +7,31 @@ canonicalize   merge, constant_folding, the algebra table of
                :mod:`~symlab.rewriting.rules.canonicalize` (``mul_div``, ``sub_self``,
                ``add_zero``, ``mul_one``, ``neg_neg``, ``exp_log``, ``log_exp``...),
                useless ``DimShuffle``/``SpecifyShape``/``Reshape`` and
-               ``merge_dimshuffles``, shape lifting (:mod:`~symlab.rewriting.rules.shapes`)
-stabilize      ``log1p``, ``expm1``, ``log_sigmoid``, ``softmax_from_primitives``,
-               ``softmax_shift``, ``logsumexp_stable``
+               ``merge_dimshuffles``, shape lifting (:mod:`~symlab.rewriting.rules.shapes`:
+               also ``lift_stack_of_elemwise``, ``lift_dimshuffle_of_reciprocal_sum``),
+               ``collect_terms``, ``collect_factors``: sums and products made canonical
+               (:mod:`~symlab.rewriting.rules.algebra`; ``cancel_factors`` is tagged
+               ``unsafe`` and off unless included), the fills gradients make
+               (:mod:`~symlab.rewriting.rules.fill`: ``fill_useless``, ``fill_sink``,
+               ``fill_static_shape``, ``useless_alloc``)
+stabilize      ``log1p``, ``expm1``, ``log_sigmoid``, ``log_one_minus_sigmoid``,
+               ``softmax_from_primitives``, ``softmax_shift``, ``logsumexp_stable``, and
+               for extreme inputs ``log1p_exp`` (softplus), ``one_minus_sigmoid``,
+               ``log1mexp``, ``one_minus_exp``, ``sigmoid_from_exp``,
+               ``sigmoid_from_reciprocal``, ``log_softmax``
                (:mod:`~symlab.rewriting.rules.stabilize`)
-specialize     ``pow_two`` (sqr), ``pow_half`` (sqrt), ``pow_one``, ``pow_minus_one``
+specialize     ``pow_two`` (sqr), ``pow_half`` (sqrt), ``pow_one``, ``pow_minus_one``,
+               ``pow_zero``, ``pow_pow``, ``pow_of_sqr``, ``sqrt_sqr`` (abs), ``pow_three``,
+               ``pow_four``, ``softplus_expanded``, ``sigmoid_expanded``, ``abs_neg``,
+               ``fill_to_alloc``
 fusion         ``elemwise_fusion``
 inplace        ``inplace_elemwise``, ``inplace_dimshuffle``
 =============  ==========================================================================
+
+Every rule keeps the values of the graph it rewrites for finite inputs, except the seed's ``mul_div``
+(``x * y / y -> x``, which forgets that ``0/0`` is NaN) and the rules tagged ``unsafe`` (off unless a
+query includes them). Rules that cancel terms (``sub_self``, ``collect_terms``) assume the inputs are
+finite, as PyTensor's do: ``inf - inf`` is NaN before them and 0 after.
 
 >>> import symlab.rewriting as R
 >>> [p.name for p in R.default_db.query()]
@@ -23,6 +40,6 @@ inplace        ``inplace_elemwise``, ``inplace_dimshuffle``
 'true_div(mul(x, y), y) -> x'
 """
 
-from symlab.rewriting.rules import canonicalize, fusion_inplace, shapes, specialize, stabilize
+from symlab.rewriting.rules import algebra, canonicalize, fill, fusion_inplace, shapes, specialize, stabilize
 
-__all__ = ["canonicalize", "fusion_inplace", "shapes", "specialize", "stabilize"]
+__all__ = ["algebra", "canonicalize", "fill", "fusion_inplace", "shapes", "specialize", "stabilize"]
