@@ -524,6 +524,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--no-pytensor", action="store_true", help="symlab and NumPy only")
     parser.add_argument("--no-views", action="store_true", help="skip the views' benchmarks (bench_views.py)")
+    parser.add_argument(
+        "--no-quality", action="store_true", help="skip the rewrite quality comparison (rewrite_quality.py)"
+    )
     parser.add_argument("--skip-pytensor-chain", action="store_true", help="no PyTensor on the chains (e)")
     parser.add_argument(
         "--pytensor-max-chain", type=int, help="longest chain (e) PyTensor compiles (default 10000; quick 2000)"
@@ -588,6 +591,12 @@ def main(argv: list[str] | None = None) -> int:
 
         view_rows = bench_views.measure(args.quick)
         print("\n" + bench_views.report(view_rows))
+    quality_rows: list[dict[str, Any]] = []
+    if not args.no_quality:
+        import rewrite_quality
+
+        quality_rows = rewrite_quality.measure(args.quick, pytensor="pytensor" in systems)
+        print("\n" + rewrite_quality.report(quality_rows))
     args.results_dir.mkdir(parents=True, exist_ok=True)
     path = output_path(args.results_dir, meta)
     meta["args"]["results_dir"] = str(args.results_dir)
@@ -597,6 +606,7 @@ def main(argv: list[str] | None = None) -> int:
         "targets": target_rows,
         "background_targets": background_rows,
         "views": view_rows,
+        "rewrite_quality": quality_rows,
         "issue_pytensor": ISSUE_PYTENSOR,
         "raw": raw,
     }

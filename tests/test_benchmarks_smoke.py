@@ -135,3 +135,25 @@ def test_compiled_workload_has_the_numpy_backends_bits(name):
         results[mode] = [np.asarray(g) for g in got]
     for k, (a, b) in enumerate(zip(results["NUMPY"], results["NUMBA"])):
         assert a.dtype == b.dtype and np.array_equal(a, b, equal_nan=True), (k, np.max(np.abs(a - b)))
+
+
+def _load_quality():
+    spec = importlib.util.spec_from_file_location("symlab_bench_rewrite_quality", _PATH.parent / "rewrite_quality.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_rewrite_quality_quick_counts_correct_graphs():
+    """rewrite_quality.py --quick without PyTensor: every case compiles, is counted, and computes what the
+    unoptimized graph computes; the full corpus has at least 40 expressions."""
+    quality = _load_quality()
+    assert len(quality.corpus()) >= 40
+    rows = quality.measure(quick=True, pytensor=False)
+    assert rows and all("nodes" in r["symlab"] and r["symlab"]["correct"] for r in rows), rows
+    by_name = {r["name"]: r["symlab"] for r in rows}
+    assert by_name["x - x + y"] == {"nodes": 0, "ops": 0, "correct": True}
+    text = quality.report(rows)
+    assert "PyTensor not installed" in text and "x - x + y" in text
+    assert quality.main(["--quick", "--no-pytensor"]) == 0
