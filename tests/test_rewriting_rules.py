@@ -44,8 +44,9 @@ CASES = {
     "pow_half": (lambda x, y: ((x, y), x ** 0.5), lambda x, y: ((x, y), x ** 1.5)),
     "pow_one": (lambda x, y: ((x, y), T.exp(x) ** 1), lambda x, y: ((x, y), T.exp(x) ** y)),
     "pow_minus_one": (lambda x, y: ((x, y), x ** -1), lambda x, y: ((x, y), x ** -2)),
-    "softplus_expanded": (lambda x, y: ((x, y), T.softplus(x) * y), lambda x, y: ((x, y), T.log1p(T.exp(x) * y))),
-    "sigmoid_expanded": (lambda x, y: ((x, y), T.sigmoid(x) * y), lambda x, y: ((x, y), T.tanh(x) * y)),
+    # written out only where a softplus of x or -x shares the exponential (a logistic loss); alone, kept whole
+    "softplus_expanded": (lambda x, y: ((x, y), T.softplus(x) * T.softplus(-x)), lambda x, y: ((x, y), T.softplus(x) * y)),
+    "sigmoid_expanded": (lambda x, y: ((x, y), T.sigmoid(x) * T.softplus(-x)), lambda x, y: ((x, y), T.sigmoid(x) * y)),
     "abs_neg": (lambda x, y: ((x, y), T.abs(-x) + y), lambda x, y: ((x, y), T.abs(x - y))),
 }
 

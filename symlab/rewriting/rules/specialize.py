@@ -65,14 +65,35 @@ def _float_output(fgraph: FunctionGraph, node: Apply, bindings: dict) -> bool:
     return node.outputs[0].dtype.startswith(("float", "complex"))
 
 
-#: (name, pattern, replacement[, constraint]): a power by a known constant; softplus and sigmoid as formulas.
+def _shares_exp(fgraph: FunctionGraph, node: Apply, bindings: dict) -> bool:
+    """A ``softplus`` (or ``abs``) of ``x`` or ``-x`` is also in the graph: written out, they share ``exp(-|x|)``.
+
+    That is a logistic model's loss and gradient: ``softplus(z)``, ``softplus(-z)`` and ``sigmoid(z)`` then
+    cost one ``exp`` and one ``log1p`` per element. Elsewhere ``sigmoid`` and ``softplus`` stay one operation
+    each (their kernels compute the same stable formulas): the graph reads as written.
+    """
+    x = bindings["x"]
+    related = [x]
+    if x.owner is not None and x.owner.op == M.neg:
+        related.append(x.owner.inputs[0])
+    for var in list(related):
+        related += [c.outputs[0] for c, _ in fgraph.clients.get(var, ()) if c != "output" and c.op == M.neg]
+    for var in related:
+        for client, _ in fgraph.clients.get(var, ()):
+            if client != "output" and client is not node and client.op in (M.softplus, M.abs):
+                return True
+    return False
+
+
+#: (name, pattern, replacement[, constraint]): a power by a known constant; softplus and sigmoid as formulas
+#: where they share their exponential with another.
 ROWS = [
     ("pow_two", (M.pow, "x", 2), (M.sqr, "x")),
     ("pow_half", (M.pow, "x", 0.5), (M.sqrt, "x")),
     ("pow_one", (M.pow, "x", 1), "x"),
     ("pow_minus_one", (M.pow, "x", -1), (M.reciprocal, "x"), _float_output),
-    ("softplus_expanded", (M.softplus, "x"), lambda x: M.maximum(x, 0) + M.log1p(M.exp(-M.abs(x)))),
-    ("sigmoid_expanded", (M.sigmoid, "x"), _sigmoid_expanded),
+    ("softplus_expanded", (M.softplus, "x"), lambda x: M.maximum(x, 0) + M.log1p(M.exp(-M.abs(x))), _shares_exp),
+    ("sigmoid_expanded", (M.sigmoid, "x"), _sigmoid_expanded, _shares_exp),
     ("abs_neg", (M.abs, (M.neg, "x")), (M.abs, "x")),
 ]
 
