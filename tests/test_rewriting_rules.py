@@ -41,6 +41,7 @@ CASES = {
     "log_one_minus_sigmoid": (lambda x, y: ((x, y), T.log(1.0 - T.sigmoid(x))),
                               lambda x, y: ((x, y), T.log(2.0 - T.sigmoid(x)))),
     "pow_two": (lambda x, y: ((x, y), x ** 2), lambda x, y: ((x, y), x ** 3)),
+    "mul_self": (lambda x, y: ((x, y), x * x + y), lambda x, y: ((x, y), x * y)),
     "pow_half": (lambda x, y: ((x, y), x ** 0.5), lambda x, y: ((x, y), x ** 1.5)),
     "pow_one": (lambda x, y: ((x, y), T.exp(x) ** 1), lambda x, y: ((x, y), T.exp(x) ** y)),
     "pow_minus_one": (lambda x, y: ((x, y), x ** -1), lambda x, y: ((x, y), x ** -2)),

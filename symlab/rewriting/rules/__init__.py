@@ -20,7 +20,7 @@ stabilize      ``log1p``, ``expm1``, ``log_sigmoid``, ``log_one_minus_sigmoid``,
                ``log1mexp``, ``one_minus_exp``, ``sigmoid_from_exp``,
                ``sigmoid_from_reciprocal``, ``log_softmax``
                (:mod:`~symlab.rewriting.rules.stabilize`)
-specialize     ``pow_two`` (sqr), ``pow_half`` (sqrt), ``pow_one``, ``pow_minus_one``,
+specialize     ``pow_two`` and ``mul_self`` (sqr), ``pow_half`` (sqrt), ``pow_one``, ``pow_minus_one``,
                ``pow_zero``, ``pow_pow``, ``pow_of_sqr``, ``sqrt_sqr`` (abs), ``pow_three``,
                ``pow_four``, ``softplus_expanded``, ``sigmoid_expanded``, ``abs_neg``,
                ``fill_to_alloc``

@@ -89,6 +89,7 @@ def _shares_exp(fgraph: FunctionGraph, node: Apply, bindings: dict) -> bool:
 #: where they share their exponential with another.
 ROWS = [
     ("pow_two", (M.pow, "x", 2), (M.sqr, "x")),
+    ("mul_self", (M.mul, "x", "x"), (M.sqr, "x")),  # one name for a square: merge then shares x*x and x**2
     ("pow_half", (M.pow, "x", 0.5), (M.sqrt, "x")),
     ("pow_one", (M.pow, "x", 1), "x"),
     ("pow_minus_one", (M.pow, "x", -1), (M.reciprocal, "x"), _float_output),
