@@ -89,3 +89,10 @@ def test_transfer_to_cpu_is_the_variable_and_registered_targets_are_asked_newest
         T.register_transfer(3)
     with pytest.raises(ValueError, match="was never registered"):
         T.unregister_transfer(first)
+
+
+def test_star_import_gives_the_language_not_the_submodules():
+    namespace: dict = {}
+    exec("from symlab.tensor import *", namespace)
+    assert "type" not in namespace and "math" not in namespace  # Python's own type() stays usable
+    assert {"dmatrix", "add", "mul", "Apply", "Tensor", "Result", "grad", "hessian"} <= set(namespace)

@@ -8,6 +8,8 @@
 (Elemwise{add,no_inplace}, [x, y])
 """
 
+from types import ModuleType as _ModuleType
+
 from symlab.graph.basic import Apply, Constant, Result, Variable
 from symlab.tensor.basic import (
     as_tensor_variable,
@@ -48,6 +50,12 @@ as_tensor = as_tensor_variable
 #: Differentiation, reachable from the tensor package as in Theano and PyTensor (seed 003 writes
 #: ``tensor.grad()``). They live in :mod:`symlab.gradient`, a layer above this one: loaded on first use.
 _GRADIENT_NAMES = ("grad", "jacobian", "hessian", "Lop", "Rop", "verify_grad")
+
+
+#: ``from symlab.tensor import *`` (seed 004's ``from theano.tensor import *``) gives the tensor language and
+#: the gradient functions, never the submodules: a submodule named ``type`` or ``math`` would hide Python's own.
+__all__ = sorted({name for name, value in globals().items()
+                  if not name.startswith("_") and not isinstance(value, _ModuleType)} | set(_GRADIENT_NAMES))
 
 
 def __getattr__(name: str):
