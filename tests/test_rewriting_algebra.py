@@ -328,3 +328,16 @@ def test_double_negation_is_left_to_the_table():
     assert applied(trace) == ["neg_neg"]
     _, trace = rewrite_graph(T.neg(T.neg(x)), include=("canonicalize",), exclude=("neg_neg",))
     assert "collect_terms" not in applied(trace)
+
+
+def test_a_negated_factor_joins_the_sign_of_the_sum():
+    # grad(sin(x) * cos(x)) is (-sin x) * sin x + cos x * cos x: cos(x)**2 - sin(x)**2, five operations
+    out = symlab.grad((T.sin(x) * T.cos(x)).sum(), x)
+    f = check([x], out)
+    assert scalar_ops(f.maker.fgraph) == 5
+    inner = [str(n.op) for n in f.maker.fgraph.toposort()[0].op.scalar_op.nodes]
+    assert "neg" not in inner and "sub" in inner
+    shared = T.neg(x)  # a negation used elsewhere stays, and is not computed twice
+    new, trace = canonical(shared * y + z + shared, inputs=[x, y, z])
+    assert sum(str(n.op.scalar_op) == "neg" for n in elemwise_nodes(trace.fgraph)) <= 1
+    check([x, y, z], shared * y + z + shared)

@@ -251,10 +251,26 @@ def _sum_operands(out: Variable, fgraph: FunctionGraph):
                         _add_term(terms, base, _negated(c, dtype) if negated else c, dtype)
                         opened += 1
                         continue
+                    positive = _without_negation(u, fgraph)
+                    if positive is not None:  # (-a) * b: the sign joins the sum, the product is rebuilt as a * b
+                        _add_term(terms, positive, 1 if negated else -1, dtype)
+                        opened += 1  # the neg goes (the product is counted neither as opened nor as built)
+                        continue
             if u.dtype != dtype:
                 return None
             _add_term(terms, u, -1 if negated else 1, dtype)
     return terms, total, carriers, opened
+
+
+def _without_negation(u: Variable, fgraph: FunctionGraph) -> Variable | None:
+    """``a * b`` for ``u = (-a) * b`` or ``a * (-b)`` (the negation used nowhere else), else None."""
+    a, b = u.owner.inputs
+    for k, factor in enumerate((a, b)):
+        if _kind(factor) == "neg" and len(fgraph.clients[factor]) == 1:
+            inner = factor.owner.inputs[0]
+            product = M.mul(inner, b) if k == 0 else M.mul(a, inner)
+            return product if product.type == u.type else None
+    return None
 
 
 def _sum(a: Any, b: Any, dtype: str) -> Any:
