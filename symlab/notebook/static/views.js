@@ -92,6 +92,7 @@ class Picture {
   constructor(model, onPick) {
     this.model = model;
     this.scale = 1;
+    this.shownText = null; // the SVG text shown (see update)
     this.root = el("div", "sl-picture");
     this.root.tabIndex = 0;
     this.root.setAttribute("role", "img");
@@ -156,6 +157,13 @@ class Picture {
           { duration: 350, easing: "ease-out" });
       }
     }
+  }
+
+  // Show svgText if it differs from what is shown (Python resends every trait with each answer).
+  update(svgText, animate = false) {
+    if (svgText === this.shownText) return;
+    this.shownText = svgText;
+    this.show(svgText, animate);
   }
 
   applyScale() {
@@ -341,13 +349,8 @@ function renderGraphView({ model, el: host }) {
   root.append(toolbar, notice, body, legend);
   host.append(root);
 
-  let shownSvg = null;
   const update = () => {
-    const svg = model.get("svg");
-    if (svg !== shownSvg) {
-      picture.show(svg);
-      shownSvg = svg;
-    }
+    picture.update(model.get("svg"));
     picture.mark(model.get("marks"));
     renderDetails(details, model.get("panel"), pick);
     if (parts) {
@@ -574,7 +577,7 @@ function renderStepper({ model, el: host }) {
     }
   };
 
-  let shown = { before: null, after: null, steps: null };
+  let shown = { steps: null };
   const update = () => {
     if (model.get("steps") !== shown.steps) {
       buildList();
@@ -589,14 +592,8 @@ function renderStepper({ model, el: host }) {
     compareBox.checked = model.get("compare");
     fullBox.checked = model.get("full");
     const animate = !model.get("compare");
-    if (model.get("before_svg") !== shown.before) {
-      before.show(model.get("before_svg"), animate);
-      shown.before = model.get("before_svg");
-    }
-    if (model.get("after_svg") !== shown.after) {
-      after.show(model.get("after_svg"), animate);
-      shown.after = model.get("after_svg");
-    }
+    before.update(model.get("before_svg"), animate);
+    after.update(model.get("after_svg"), animate);
     beforeBox.hidden = !model.get("before_title");
     beforeTitle.textContent = model.get("before_title");
     afterTitle.textContent = model.get("after_title");
@@ -735,13 +732,8 @@ function renderValuesView({ model, el: host }) {
   root.append(caption, nanNote, controls, toolbar, notice, body, legend);
   host.append(root);
 
-  let shownSvg = null;
   const update = () => {
-    const svg = model.get("svg");
-    if (svg !== shownSvg) {
-      picture.show(svg);
-      shownSvg = svg;
-    }
+    picture.update(model.get("svg"));
     picture.mark(model.get("marks"));
     renderDetails(details, model.get("panel"), pick);
     caption.textContent = model.get("caption") || "";

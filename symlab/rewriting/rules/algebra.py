@@ -162,6 +162,23 @@ def _filled(u: Variable, dtype: str, fgraph: FunctionGraph) -> tuple[np.ndarray,
     return None
 
 
+def _constant_operand(u: Variable, top: bool, dtype: str, fgraph: FunctionGraph,
+                      carriers: list[Variable]) -> tuple[Any, int]:
+    """``(value, removed)``: the constant an operand stands for (a scalar constant, or one filled to a shape,
+    whose shape carrier is added to ``carriers``), or ``None``; ``removed`` is 1 if taking it removes a node."""
+    if top:
+        return None, 0
+    value = _scalar_constant(u)
+    if value is not None:
+        return value, 0
+    filled = _filled(u, dtype, fgraph)
+    if filled is None:
+        return None, 0
+    value, carrier, removable = filled
+    carriers.append(carrier)
+    return value, int(removable)
+
+
 def _opened_by(ops: frozenset, node: Apply, fgraph: FunctionGraph) -> bool:
     """A quick test: could the rule change ``node``? Not if it can open none of its inputs (they are then
     its only operands) and they differ (nothing to collect or cancel)."""
@@ -217,12 +234,8 @@ def _sum_operands(out: Variable, fgraph: FunctionGraph):
     with np.errstate(all="ignore"):
         while stack:
             negated, u, top = stack.pop()
-            value = None if top else _scalar_constant(u)
-            filled = None if top or value is not None else _filled(u, dtype, fgraph)
-            if filled is not None:
-                value, carrier, removable = filled
-                carriers.append(carrier)
-                opened += removable
+            value, removed = _constant_operand(u, top, dtype, fgraph, carriers)
+            opened += removed
             if value is not None:
                 total = _sum(total, _negated(value, dtype) if negated else value, dtype)
                 continue
@@ -379,12 +392,8 @@ def _product_operands(out: Variable, fgraph: FunctionGraph):
     with np.errstate(all="ignore"):
         while stack:
             side, u, top = stack.pop()
-            value = None if top else _scalar_constant(u)
-            filled = None if top or value is not None else _filled(u, dtype, fgraph)
-            if filled is not None:
-                value, carrier, removable = filled
-                carriers.append(carrier)
-                opened += removable
+            value, removed = _constant_operand(u, top, dtype, fgraph, carriers)
+            opened += removed
             if value is not None:
                 if side > 0:
                     numerator = _product(numerator, value, dtype)
