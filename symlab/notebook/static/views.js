@@ -202,6 +202,15 @@ class Picture {
   }
 }
 
+// An object named in a panel: a link to it when it has a key in the picture, else its text.
+function itemElement(item, onPick) {
+  if (!item.key) return el("span", "sl-text", item.text);
+  const link = button(item.text, `go to ${item.text}`, () => onPick(item.key));
+  link.className = "sl-link";
+  link.dataset.key = item.key;
+  return link;
+}
+
 // -- the details panel --------------------------------------------------------------------------------------
 function renderDetails(container, details, onPick) {
   container.replaceChildren();
@@ -220,14 +229,7 @@ function renderDetails(container, details, onPick) {
     if (row.text !== undefined && row.text !== null) td.append(el("span", "sl-text", row.text));
     items.forEach((item, index) => {
       if (index || (row.text !== undefined && row.text !== null)) td.append(el("span", "sl-sep", index ? ", " : " "));
-      if (item.key) {
-        const link = button(item.text, `go to ${item.text}`, () => onPick(item.key));
-        link.className = "sl-link";
-        link.dataset.key = item.key;
-        td.append(link);
-      } else {
-        td.append(el("span", "sl-text", item.text));
-      }
+      td.append(itemElement(item, onPick));
     });
     if (!items.length && (row.text === undefined || row.text === null)) td.append(el("span", "sl-none", row.empty || "none"));
     tr.append(td);
@@ -260,14 +262,7 @@ function inspectorParts(send, pick) {
     for (const item of items) {
       const row = el("div", className);
       if (item.kind) row.classList.add(`sl-change-${item.kind}`);
-      if (item.key) {
-        const link = button(item.text, `go to ${item.text}`, () => pick(item.key));
-        link.className = "sl-link";
-        link.dataset.key = item.key;
-        row.append(link);
-      } else {
-        row.append(el("span", "sl-text", item.text));
-      }
+      row.append(itemElement(item, pick));
       container.append(row);
     }
   };
