@@ -38,6 +38,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 # -- the two systems, behind one interface -----------------------------------------------------------
 
 
+def count_nodes_and_ops(fgraph: Any, composite: type, inner_ops: Callable[[Any], int]) -> tuple[int, int]:
+    """``(apply nodes, scalar operations)`` of an optimized graph: a fused ``composite`` counts its inner ops."""
+    nodes = list(fgraph.apply_nodes)
+    ops = 0
+    for node in nodes:
+        scalar = getattr(node.op, "scalar_op", None)
+        ops += inner_ops(scalar) if isinstance(scalar, composite) else 1
+    return len(nodes), ops
+
+
 class System:
     """What a case needs from a system: its tensor module ``m``, variables, grad, compile and count."""
 
@@ -90,12 +100,7 @@ class Symlab(System):
     def count(fgraph: Any) -> tuple[int, int]:
         from symlab.scalar.composite import Composite
 
-        nodes = list(fgraph.apply_nodes)
-        ops = 0
-        for node in nodes:
-            scalar = getattr(node.op, "scalar_op", None)
-            ops += len(scalar.nodes) if isinstance(scalar, Composite) else 1
-        return len(nodes), ops
+        return count_nodes_and_ops(fgraph, Composite, lambda scalar: len(scalar.nodes))
 
 
 class PyTensor(System):
@@ -134,12 +139,7 @@ class PyTensor(System):
     def count(fgraph: Any) -> tuple[int, int]:
         from pytensor.scalar.basic import Composite
 
-        nodes = list(fgraph.apply_nodes)
-        ops = 0
-        for node in nodes:
-            scalar = getattr(node.op, "scalar_op", None)
-            ops += len(scalar.fgraph.apply_nodes) if isinstance(scalar, Composite) else 1
-        return len(nodes), ops
+        return count_nodes_and_ops(fgraph, Composite, lambda scalar: len(scalar.fgraph.apply_nodes))
 
 
 # -- the corpus -------------------------------------------------------------------------------------------
