@@ -216,3 +216,13 @@ def open_notebook(browser: Any, lab: Lab, name: str) -> NotebookPage:
     page.wait_for_selector(".jp-NotebookPanel", timeout=90_000)
     nb.wait_for_kernel()
     return nb
+
+
+def drawn(view: Any) -> int:
+    """How many answers from Python a widget has drawn (its ``data-drawn``; -1 before the first)."""
+    return int(view.get_attribute("data-drawn") or "-1")
+
+
+def wait_drawn(nb: NotebookPage, view: Any, before: int) -> None:
+    """Wait until ``view`` has drawn an answer after the ``before``-th (Python answered the last interaction)."""
+    nb.page.wait_for_function("([el, b]) => Number(el.dataset.drawn) > b", arg=[view.element_handle(), before])

@@ -2,24 +2,18 @@
 
 from __future__ import annotations
 
-from browser_lab import ROOT, open_notebook, stripped_copy, write_notebook
+from browser_lab import ROOT, drawn, open_notebook, stripped_copy, wait_drawn, write_notebook
 
 
 def widgets(nb):
     return nb.page.locator(".sl-graph-view")
 
 
-def drawn(view) -> int:
-    return int(view.get_attribute("data-drawn") or "-1")
-
-
 def click_node(nb, view, key: str) -> None:
     """Click the node ``key`` of ``view`` and wait until Python's answer is drawn."""
     before = drawn(view)
     view.locator(f'g.node[data-key="{key}"]').first.click()
-    nb.page.wait_for_function(
-        "([el, before]) => Number(el.dataset.drawn) > before", arg=[view.element_handle(), before]
-    )
+    wait_drawn(nb, view, before)
 
 
 def test_notebook_06_runs_and_its_views_answer_clicks(lab, browser):
@@ -54,23 +48,23 @@ def test_notebook_06_runs_and_its_views_answer_clicks(lab, browser):
     # a link of the panel goes to the node it names
     before = drawn(second)
     second.locator(".sl-details .sl-link", has_text="Sum").first.click()
-    nb.page.wait_for_function("([el, b]) => Number(el.dataset.drawn) > b", arg=[second.element_handle(), before])
+    wait_drawn(nb, second, before)
     assert "Sum" in second.locator(".sl-details-title").inner_text()
     # keyboard: Escape clears, an arrow key selects again
     second.locator(".sl-picture").focus()
     before = drawn(second)
     nb.page.keyboard.press("Escape")
-    nb.page.wait_for_function("([el, b]) => Number(el.dataset.drawn) > b", arg=[second.element_handle(), before])
+    wait_drawn(nb, second, before)
     assert second.get_attribute("data-selected") == "" and second.locator("g.node.sl-selected").count() == 0
     before = drawn(second)
     nb.page.keyboard.press("ArrowUp")
-    nb.page.wait_for_function("([el, b]) => Number(el.dataset.drawn) > b", arg=[second.element_handle(), before])
+    wait_drawn(nb, second, before)
     assert second.get_attribute("data-selected") != ""
     # switching the style redraws the picture in the other style
     third = views.nth(2)
     before = drawn(third)
     third.locator("select.sl-select").select_option("compact")
-    nb.page.wait_for_function("([el, b]) => Number(el.dataset.drawn) > b", arg=[third.element_handle(), before])
+    wait_drawn(nb, third, before)
     assert third.get_attribute("data-style") == "compact" and third.locator("g.node.op").count() == 0
     assert not nb.errors, nb.errors
 

@@ -2,15 +2,7 @@
 
 from __future__ import annotations
 
-from browser_lab import ROOT, open_notebook, stripped_copy, write_notebook
-
-
-def drawn(view) -> int:
-    return int(view.get_attribute("data-drawn") or "-1")
-
-
-def wait_drawn(nb, view, before: int) -> None:
-    nb.page.wait_for_function("([el, b]) => Number(el.dataset.drawn) > b", arg=[view.element_handle(), before])
+from browser_lab import ROOT, drawn, open_notebook, stripped_copy, wait_drawn, write_notebook
 
 
 def test_the_inspector_follows_a_replace_run_from_another_cell(lab, browser):

@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-from browser_lab import ROOT, open_notebook, stripped_copy
-
-
-def wait_drawn(nb, view, before: int) -> None:
-    nb.page.wait_for_function("([el, b]) => Number(el.dataset.drawn) > b", arg=[view.element_handle(), before])
+from browser_lab import ROOT, drawn, open_notebook, stripped_copy, wait_drawn
 
 
 def test_stepping_a_plus_a_to_the_tenth_with_the_keyboard(lab, browser):
@@ -17,7 +13,7 @@ def test_stepping_a_plus_a_to_the_tenth_with_the_keyboard(lab, browser):
     stepper.wait_for()
     # the notebook left the first stepper at the fusion step: go back to the start with Home
     stepper.focus()
-    before = int(stepper.get_attribute("data-drawn"))
+    before = drawn(stepper)
     nb.page.keyboard.press("Home")
     wait_drawn(nb, stepper, before)
     assert stepper.get_attribute("data-step") == "0"
@@ -26,7 +22,7 @@ def test_stepping_a_plus_a_to_the_tenth_with_the_keyboard(lab, browser):
     assert after.locator("g.node.apply").count() >= 2  # the unoptimized graph: several operations
     seen_fused = False
     for k in range(1, 4):
-        before = int(stepper.get_attribute("data-drawn"))
+        before = drawn(stepper)
         nb.page.keyboard.press("ArrowRight")
         wait_drawn(nb, stepper, before)
         assert stepper.get_attribute("data-step") == str(k)
@@ -44,12 +40,12 @@ def test_stepping_a_plus_a_to_the_tenth_with_the_keyboard(lab, browser):
             assert "refused" in card and "protected graph input" in card
     assert seen_fused
     # the rule's source, on demand
-    before = int(stepper.get_attribute("data-drawn"))
+    before = drawn(stepper)
     stepper.get_by_role("button", name="show the source code of this rule").click()
     wait_drawn(nb, stepper, before)
     assert "def " in stepper.locator(".sl-source").inner_text()
     # unoptimized | optimized side by side
-    before = int(stepper.get_attribute("data-drawn"))
+    before = drawn(stepper)
     stepper.get_by_role("checkbox", name="unoptimized | optimized").check()
     wait_drawn(nb, stepper, before)
     assert stepper.locator(".sl-before .sl-pane-title").inner_text().startswith("unoptimized")
