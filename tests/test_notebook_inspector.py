@@ -312,3 +312,14 @@ def test_repr_and_markdown_are_deterministic():
     assert texts[0][0] == ("ClientsInspector of a FunctionGraph: 3 nodes, selected input x with 2 clients, "
                            "following the graph (version 1)")
     assert "- new: `x: new client (Elemwise{sin,no_inplace}(x), 0)`" in texts[0][1]
+
+
+def test_a_click_sends_a_key_and_select_takes_a_name_first():
+    first, second = st.dvector("v1"), st.dvector("b")  # a name that is also the key of another variable
+    fg = FunctionGraph([first, second], [first * second])
+    inspector = ClientsInspector(fg)
+    assert fg.key(fg.inputs[1]) == "v1"
+    click(inspector, "v1")  # the browser sends keys
+    assert inspector.selected is fg.inputs[1]
+    inspector.select("v1")  # Python's select reads a name first
+    assert inspector.selected is fg.inputs[0]

@@ -179,19 +179,23 @@ class GraphView(ViewWidget):
     def select(self, target: Any) -> None:
         """Select ``target``: an Apply node, a Variable, an Op, a Type, a key, or ``None`` (clear)."""
         self.refresh()
-        if target is None or target == "":
-            key = ""
-        elif isinstance(target, str):
-            key = self._edge_variable(target) or target
-            obj = self._object(key)
-            if obj is None:
-                raise ValueError(f"GraphView.select: no node of this graph has the key {target!r}")
-            if isinstance(obj, Variable) and self.model is not None and key not in self.model.nodes:
-                key = self._full_key(obj) or key  # a copy of a variable drawn once per use: the variable
-        else:
-            key = self.key_of(target)
+        key = self._key_for(target)
         with self.answer():
             self._select(key)
+
+    def _key_for(self, target: Any) -> str:
+        """The key to select for ``target`` (an object, or a key of the picture: a node's, an edge's, a group's)."""
+        if target is None or target == "":
+            return ""
+        if not isinstance(target, str):
+            return self.key_of(target)
+        key = self._edge_variable(target) or target
+        obj = self._object(key)
+        if obj is None:
+            raise ValueError(f"GraphView.select: no node of this graph has the key {target!r}")
+        if isinstance(obj, Variable) and self.model is not None and key not in self.model.nodes:
+            key = self._full_key(obj) or key  # a copy of a variable drawn once per use: the variable
+        return key
 
     def move(self, direction: str) -> None:
         """Move the selection along an edge: ``up`` (to an input), ``down`` (to a client), ``left``/``right``."""
@@ -224,12 +228,9 @@ class GraphView(ViewWidget):
     def _on_select(self, content: dict[str, Any]) -> None:
         key = content.get("key") or ""
         if key and self._object(self._edge_variable(key) or key) is None:
-            return
-        if key and self.model is not None and key in self.model.nodes and self.model.nodes[key].kind == "group":
-            with self.answer():
-                self._select(key)
-            return
-        self.select(key)
+            return  # a click on something the graph no longer has
+        with self.answer():  # the browser sends keys (the graph changed or not, refresh ran before this)
+            self._select(self._key_for(key))
 
     def _on_style(self, content: dict[str, Any]) -> None:
         if content.get("style") in LEGENDS:

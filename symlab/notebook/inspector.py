@@ -363,17 +363,11 @@ class ClientsInspector(GraphView):
                                      "and no node or variable has that key") from None
         super().select(target)
 
-    # -- browser messages ------------------------------------------------------------------------------------
-    def _on_select(self, content: dict[str, Any]) -> None:
-        key = content.get("key") or ""
-        if key and self._object(self._edge_variable(key) or key) is None:
-            return
-        GraphView._on_select(self, content)
-
+    # -- browser messages (a click sends a key: GraphView's _on_select) ---------------------------------------
     def _on_search(self, content: dict[str, Any]) -> None:
         found = self.search(str(content.get("text") or ""))
         if content.get("pick") and found:
-            GraphView.select(self, found[0])
+            self.select(found[0])
 
     # -- ending ----------------------------------------------------------------------------------------------
     def close(self) -> None:
