@@ -159,11 +159,9 @@ def mimebundle(obj: Any, include: Any = None, exclude: Any = None) -> dict[str, 
             return bundle
     if wanted(PNG):
         try:
-            import base64
+            from symlab.printing.render import to_png_base64
 
-            from symlab.printing.render import render
-
-            bundle[PNG] = base64.b64encode(render(source, "png", timeout=30.0)).decode("ascii")
+            bundle[PNG] = to_png_base64(source, timeout=30.0)
         except Exception:  # a renderer without PNG: the SVG is still there
             pass
     return bundle

@@ -14,7 +14,6 @@ its current pictures as PNG images (JupyterLab shows those in an untrusted noteb
 
 from __future__ import annotations
 
-import base64
 from contextlib import contextmanager
 from functools import cache
 from importlib import resources
@@ -107,15 +106,15 @@ class ViewWidget(anywidget.AnyWidget):
     def pictures_markdown(self) -> str:
         """The view's current pictures as Markdown images (PNG data), for where the widget cannot run."""
         from symlab.printing.diagram import to_dot
-        from symlab.printing.render import render
+        from symlab.printing.render import to_png_base64
 
         images = []
         for slot, (model, notes) in self.__dict__.get("_pictures", {}).items():
             try:
-                data = render(to_dot(model, notes=notes).source, "png", timeout=30.0)
+                data = to_png_base64(to_dot(model, notes=notes).source, timeout=30.0)
             except Exception:  # no renderer: the words are the display
                 continue
-            images.append(f"![{slot} picture](data:image/png;base64,{base64.b64encode(data).decode('ascii')})")
+            images.append(f"![{slot} picture](data:image/png;base64,{data})")
         return "\n\n".join(images)
 
     # -- displays ----------------------------------------------------------------------------------

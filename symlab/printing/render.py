@@ -15,6 +15,7 @@ importing symlab never needs them.
 
 from __future__ import annotations
 
+import base64
 import os
 import shutil
 import subprocess
@@ -112,3 +113,11 @@ def to_svg(graph: Any, timeout: float = 120.0) -> str:
     Raises :class:`GraphvizNotFound` when neither ``dot`` nor ``graphviz-pure`` is installed.
     """
     return render(graph, "svg", timeout).decode("utf-8")
+
+
+def to_png_base64(graph: Any, timeout: float = 120.0) -> str:
+    """The PNG of ``graph`` as base64 text: what a notebook's ``image/png`` output and a Markdown data image hold.
+
+    (JupyterLab shows PNG, not SVG, in a notebook opened untrusted; so does GitHub.)
+    """
+    return base64.b64encode(render(graph, "png", timeout)).decode("ascii")
