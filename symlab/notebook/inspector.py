@@ -49,7 +49,7 @@ import traitlets
 from symlab.graph.basic import Apply, Variable
 from symlab.graph.changes import Feature, GraphChange
 from symlab.notebook.details import kind_of
-from symlab.notebook.graph_view import GraphView, _title
+from symlab.notebook.graph_view import VIEW_MAX_NODES, GraphView, _title
 from symlab.notebook.widget import code_span
 from symlab.printing.subject import subject_of
 
@@ -202,15 +202,14 @@ class ClientsInspector(GraphView):
     #: True while the inspector follows the graph (False after :meth:`close`).
     live = traitlets.Bool(True).tag(sync=True)
 
-    def __init__(self, obj: Any, select: Any = None, style: str = "compact", max_nodes: int | None = None,
+    def __init__(self, obj: Any, select: Any = None, style: str = "compact", max_nodes: int = VIEW_MAX_NODES,
                  focus_radius: int = 2) -> None:
         subject = subject_of(obj, "ClientsInspector", kinds=("fgraph", "function"))
         self._fgraph = subject.fgraph
         self._snapshot = _Snapshot.of(self._fgraph)
         self._changes = ClientChanges((self._fgraph.version, self._fgraph.version))
         self._hook: tuple[Any, Any] | None = None
-        options: dict[str, Any] = {} if max_nodes is None else {"max_nodes": max_nodes}
-        super().__init__(obj, style=style, focus_radius=focus_radius, **options)
+        super().__init__(obj, style=style, max_nodes=max_nodes, focus_radius=focus_radius)
         self._watcher = InspectorFeature(self)
         self._fgraph.attach_feature(self._watcher, weak=True)
         self._show_changes()
