@@ -8,7 +8,8 @@ canonicalize   merge, constant_folding, the algebra table of
                ``add_zero``, ``mul_one``, ``neg_neg``, ``exp_log``, ``log_exp``...),
                useless ``DimShuffle``/``SpecifyShape``/``Reshape`` and
                ``merge_dimshuffles``, shape lifting (:mod:`~symlab.rewriting.rules.shapes`:
-               also ``lift_stack_of_elemwise``, ``lift_dimshuffle_of_reciprocal_sum``),
+               also ``lift_reduced_size``, ``lift_stack_of_elemwise``,
+               ``lift_dimshuffle_of_reciprocal_sum``),
                ``collect_terms``, ``collect_factors``: sums and products made canonical
                (:mod:`~symlab.rewriting.rules.algebra`; ``cancel_factors`` is tagged
                ``unsafe`` and off unless included), the fills gradients make

@@ -17,6 +17,10 @@ on the way cannot say its shape (the query would still read ``x``):
 >>> [s.rule for s in trace]
 ['lift_shape']
 
+:func:`lift_reduced_size` counts the elements of an input, not of a computed
+result: the ``mean`` of a loss divides by the count of its labels, and the
+loss's value need not be computed for its gradient.
+
 :func:`lift_stack_of_elemwise` stacks operands instead of results: the rows of
 a Jacobian, ``stack([c0 * exp(z), c1 * exp(z), c2 * exp(z)])`` with constant
 ``c0, c1, c2``, become one product of the constant matrix and ``exp(z)``
@@ -46,7 +50,7 @@ from symlab.tensor import math as M
 from symlab.tensor.basic import constant
 from symlab.tensor.elemwise import DimShuffle, Elemwise
 from symlab.tensor.join import Join
-from symlab.tensor.reduction import Sum
+from symlab.tensor.reduction import ReducedSize, Sum
 from symlab.tensor.shape import Shape, Shape_i
 from symlab.tensor.shape_inference import symbolic_shape
 
@@ -83,6 +87,42 @@ def lift_shape_i(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None:
     if shape is None:
         return None
     return [shape[node.op.i]]
+
+
+def _size_source(x: Variable, axes: tuple[int, ...]) -> tuple[Variable, tuple[int, ...]] | None:
+    """A variable upstream of ``x`` with the same sizes on ``axes`` (its own axes returned), or None."""
+    owner = x.owner
+    if owner is None:
+        return None
+    if isinstance(owner.op, DimShuffle):
+        order = owner.op.new_order
+        if any(order[a] == "x" for a in axes):
+            return None  # a size-1 axis: ``x``'s static shape says so, and constant folding answers
+        return owner.inputs[0], tuple(sorted(int(order[a]) for a in axes))
+    if isinstance(owner.op, Elemwise):
+        # the output's size on an axis is that of every input not statically broadcastable there
+        for inp in owner.inputs:
+            if inp.ndim == x.ndim and all(inp.type.shape[a] != 1 for a in axes):
+                return inp, axes
+    return None
+
+
+@register("canonicalize", "shapes")
+@node_rewriter([ReducedSize])
+def lift_reduced_size(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None:
+    """ReducedSize(f(a, ...)) -> ReducedSize(a): count the elements of an input, not of a computed result"""
+    (x,) = node.inputs
+    axes = node.op.axis
+    sizes = [x.type.shape[a] for a in axes]
+    if None not in sizes:
+        return [constant(np.prod(sizes, dtype="int64"), dtype="int64")]
+    source = None
+    while (found := _size_source(x, axes)) is not None:
+        x, axes = found
+        source = found
+    if source is None:
+        return None
+    return [ReducedSize(axes)(x)]
 
 
 # -- a stack of the same elementwise computation ---------------------------------------------------------
@@ -177,4 +217,11 @@ def lift_dimshuffle_of_reciprocal_sum(fgraph: FunctionGraph, node: Apply) -> lis
     return [new] if fits(new, node.outputs[0]) else None
 
 
-__all__ = ["MAX_LIFTED_NODES", "lift_dimshuffle_of_reciprocal_sum", "lift_shape", "lift_shape_i", "lift_stack_of_elemwise"]
+__all__ = [
+    "MAX_LIFTED_NODES",
+    "lift_dimshuffle_of_reciprocal_sum",
+    "lift_reduced_size",
+    "lift_shape",
+    "lift_shape_i",
+    "lift_stack_of_elemwise",
+]
