@@ -158,12 +158,13 @@ def logsumexp(x: Any, axis: Any = None, keepdims: bool = False) -> Variable:
     axes = normalize_axes(axis, x.ndim, "logsumexp")
     if not axes:
         return x
-    m = tmax(x, axes, keepdims=True)
+    m = tmax(x, axes)
     m = switch(isinf(m), 0.0, m)  # an all -inf (or +inf) slice must not give inf - inf
-    out = log(tsum(exp(x - m), axes, keepdims=True)) + m
-    if not keepdims:
-        out = DimShuffle(x.ndim, tuple(d for d in range(x.ndim) if d not in axes))(out)
-    return out
+    kept = [d for d in range(x.ndim) if d not in axes]
+    position = {d: k for k, d in enumerate(kept)}
+    expand = DimShuffle(len(kept), tuple("x" if d in axes else position[d] for d in range(x.ndim)))
+    out = log(tsum(exp(x - expand(m)), axes)) + m  # the maximum on the reduced shape: one broadcast
+    return expand(out) if keepdims else out
 
 
 __all__ = ["LogSoftmax", "Softmax", "log_softmax", "logsumexp", "softmax"]
