@@ -9,14 +9,20 @@ use. Set it from the environment with ``SYMLAB_FLOATX=float32`` or at run time::
 
     symlab.config.floatX = "float32"
 
-``background_compile`` (default False; ``SYMLAB_BACKGROUND_COMPILE=1``): with
-the Numba backend, ``symlab.function`` returns as soon as the graph is
-rewritten, Numba compiles (or loads from its cache) on a worker thread, and
-the calls made before the machine code is ready run the same optimized graph
-on the NumPy backend (see :class:`~symlab.compile.numba.linker.NumbaRunner`).
+``background_compile`` (default True): tiered compilation. With the Numba
+backend, ``symlab.function`` returns as soon as the graph is rewritten; Numba
+compiles (or loads from its disk cache) on a worker thread, and the calls made
+before the machine code is ready run the same optimized graph on the NumPy
+backend, with the same results (see
+:class:`~symlab.compile.numba.linker.NumbaRunner`). ``f.wait()`` blocks until
+the machine code is ready; ``f.tier`` and ``repr(f)`` say which tier serves the
+calls. Turn it off, so that ``symlab.function`` returns with the machine code
+ready, with ``SYMLAB_BACKGROUND_COMPILE=0`` in the environment or at run time::
 
->>> symlab.config.background_compile
-False
+    symlab.config.background_compile = False
+
+>>> type(symlab.config.background_compile)  # True unless turned off (symlab's test suite turns it off)
+<class 'bool'>
 """
 
 from __future__ import annotations
@@ -32,8 +38,8 @@ class Config:
     def __init__(self) -> None:
         self._floatX = "float64"
         self.floatX = os.environ.get("SYMLAB_FLOATX", "float64")
-        self._background_compile = False
-        self.background_compile = _env_flag("SYMLAB_BACKGROUND_COMPILE")
+        self._background_compile = True
+        self.background_compile = _env_flag("SYMLAB_BACKGROUND_COMPILE", default=True)
 
     @property
     def floatX(self) -> str:  # noqa: N802 - the name every Theano user knows
@@ -61,10 +67,12 @@ class Config:
         return f"Config(floatX={self.floatX!r}, background_compile={self.background_compile!r})"
 
 
-def _env_flag(name: str) -> bool:
-    """The boolean environment variable ``name``: unset, ``0``, ``false``, ``no`` or ``off`` is False."""
+def _env_flag(name: str, default: bool = False) -> bool:
+    """The boolean environment variable ``name``: ``0``, ``false``, ``no`` or ``off`` is False; unset: ``default``."""
     value = os.environ.get(name, "").strip().lower()
-    if value in ("", "0", "false", "no", "off"):
+    if value == "":
+        return default
+    if value in ("0", "false", "no", "off"):
         return False
     if value in ("1", "true", "yes", "on"):
         return True

@@ -9,6 +9,9 @@ and removed at the end. The user's ``~/.cache/symlab`` is never touched.
 import os
 import shutil
 import tempfile
+import threading
+
+import pytest
 
 _created: list[str] = []
 
@@ -22,3 +25,31 @@ def pytest_configure(config):
 def pytest_unconfigure(config):
     for path in _created:
         shutil.rmtree(path, ignore_errors=True)
+
+
+# -- the tiered path (symlab.config.background_compile), for the tests that choose it ------------------------
+
+
+@pytest.fixture
+def background(monkeypatch):
+    """Compile in tiers: the first calls run on the NumPy backend while Numba compiles on a worker thread."""
+    import symlab
+
+    monkeypatch.setattr(symlab.config, "background_compile", True)
+
+
+@pytest.fixture
+def held(monkeypatch, background):
+    """An event the worker thread waits for before it compiles: the test decides when the code is ready."""
+    from symlab.compile.numba import linker
+
+    release = threading.Event()
+    load = linker.load_compiled
+
+    def held_load(*args, **kwargs):
+        assert release.wait(60), "the test never released the compile"
+        return load(*args, **kwargs)
+
+    monkeypatch.setattr(linker, "load_compiled", held_load)
+    yield release
+    release.set()

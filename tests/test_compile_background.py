@@ -32,26 +32,6 @@ from symlab.config import Config
 pytestmark = pytest.mark.numba
 
 
-@pytest.fixture
-def background(monkeypatch):
-    monkeypatch.setattr(symlab.config, "background_compile", True)
-
-
-@pytest.fixture
-def held(monkeypatch, background):
-    """An event the worker thread waits for before it compiles."""
-    release = threading.Event()
-    load = linker.load_compiled
-
-    def held_load(*args, **kwargs):
-        assert release.wait(60), "the test never released the compile"
-        return load(*args, **kwargs)
-
-    monkeypatch.setattr(linker, "load_compiled", held_load)
-    yield release
-    release.set()
-
-
 def logistic_graph():
     x, w = st.dmatrix("x"), st.dvector("w")
     p = st.sigmoid(st.dot(x, w))
@@ -137,6 +117,94 @@ def test_a_failed_compile_is_warned_about_once_at_the_next_call(monkeypatch, bac
         warnings.simplefilter("error")
         np.testing.assert_array_equal(f(np.arange(2.0)), [0.0, 3.0])
     assert f.maker.runner.numpy_fallback is not None
+    # the exception is kept, and the function says which tier serves it
+    assert isinstance(f.compile_info.error, RuntimeError) and str(f.compile_info.error) == "the compiler broke"
+    assert f.tier == "numpy (Numba failed)" and "tier='numpy (Numba failed)' (RuntimeError)" in repr(f)
+
+
+def test_the_tier_wait_and_repr_say_what_serves_the_calls(held):
+    x = st.dvector("x")
+    f = symlab.function([x], x * 3, name="triple", profile=True)
+    assert f.tier == "numpy" and repr(f) == "<symlab Function triple(x) mode=NUMBA tier='numpy' (machine code compiling)>"
+    f(np.arange(3.0))
+    assert not f.wait(timeout=0) and f.compile_info.ready_seconds is None
+    held.set()
+    assert f.wait() and f.tier == "machine code" and f.compile_info.ready_seconds > 0
+    f(np.arange(3.0))
+    f(np.arange(3.0))
+    text = repr(f)
+    assert text.startswith("<symlab Function triple(x) mode=NUMBA tier='machine code' (ready after ")
+    assert text.endswith("; 1 call ran on numpy before)>")
+    assert ("from the cache" in text) is bool(f.compile_info.cache_hit)
+    assert f.profile.tier_calls == {"numpy": 1, "machine code": 2}
+    assert "by tier: numpy 1, machine code 2" in f.profile.summary()
+    for bad in (-1, "soon", True):
+        with pytest.raises(ValueError, match=rf"timeout must be None or a number of seconds >= 0, received {bad!r}"):
+            f.wait(bad)
+    # without the tiers, the machine code is ready when symlab.function returns; the NumPy modes have one tier
+    symlab.config.background_compile = False
+    g = symlab.function([x], x * 3, name="triple")
+    assert g.tier == "machine code" and g.wait(timeout=0) and "tier='machine code' (" in repr(g)
+    h = symlab.function([x], x * 3, mode="NUMPY")
+    assert h.tier == "numpy" and h.compile_info is None and h.wait(0) and "tier" not in repr(h)
+
+
+def test_calls_from_many_threads_during_the_switch_all_agree(held):
+    x = st.dvector("x")
+    f = symlab.function([x], st.exp(-(x**2)) * st.sin(x) + st.log1p(x * x) * 0.5, profile=True)
+    values = np.linspace(-3, 3, 1_000)
+    expected = symlab.function([x], st.exp(-(x**2)) * st.sin(x) + st.log1p(x * x) * 0.5, mode="NUMPY")(values)
+    errors, calls, start = [], [0] * 4, threading.Barrier(5)
+
+    def caller(k):
+        start.wait()
+        try:
+            while calls[k] < 300 or not f.compile_info.ready_seconds:
+                if not np.array_equal(f(values), expected):  # the same bits on either tier
+                    errors.append(f"thread {k}: call {calls[k]} differs")
+                calls[k] += 1
+                if calls[k] > 200_000:
+                    errors.append(f"thread {k}: the machine code never became ready")
+                    return
+        except Exception as err:  # pragma: no cover - reported below
+            errors.append(repr(err))
+
+    threads = [threading.Thread(target=caller, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    start.wait()
+    held.set()  # the switch happens while the four threads call
+    for t in threads:
+        t.join(120)
+    assert not errors, errors[:3]
+    tiers = f.profile.tier_calls
+    assert sum(tiers.values()) == sum(calls) == f.profile.calls
+    assert tiers["numpy"] == f.compile_info.calls_before_ready > 0 and tiers["machine code"] > 0
+
+
+def test_an_inplace_graph_keeps_its_inputs_and_values_on_both_tiers(held):
+    # destructive (inplace) ops write into intermediate results, never into the caller's inputs
+    a, x = st.dmatrix("a"), st.dvector("x")
+    d = st.dot(a, x)
+    out = [st.exp(d) + 1.0, st.set_subtensor(d[1:], 0.0) * 2.0, st.inc_subtensor((x * 2.0)[:2], 1.0)]
+    f = symlab.function([a, x], out)
+    assert sum(bool(n.op.destroy_map) for n in f.maker.fgraph.apply_nodes) >= 2
+    av, xv = np.linspace(-1, 1, 12).reshape(4, 3), np.linspace(1, 2, 3)
+    keep = av.copy(), xv.copy()
+    d_value = av @ xv
+    expected = [np.exp(d_value) + 1.0, np.r_[d_value[:1], 0.0, 0.0, 0.0] * 2.0, xv * 2.0 + [1.0, 1.0, 0.0]]
+    before = [f(av, xv) for _ in range(2)]
+    held.set()
+    f.wait()
+    after = [f(av, xv) for _ in range(2)]
+    for got in before + after:
+        for g, e in zip(got, expected):
+            np.testing.assert_allclose(g, e, rtol=1e-15)
+    for got in after:  # the machine code gives the NumPy tier's bits
+        for g, b in zip(got, before[0]):
+            np.testing.assert_array_equal(g, b)
+    np.testing.assert_array_equal(av, keep[0])
+    np.testing.assert_array_equal(xv, keep[1])
 
 
 def test_an_op_without_a_kernel_is_warned_about_by_symlab_function(held):
@@ -208,7 +276,7 @@ print(f(np.ones(2), np.ones(2)).tolist(), "numba" in sys.modules, f.maker.runner
     assert done.stdout.splitlines() == ["[2.0, 2.0] False", "[2.0, 2.0] True True"]
 
 
-@pytest.mark.parametrize(("text", "value"), [("", False), ("0", False), ("off", False), ("1", True), ("TRUE", True), ("yes", True)])
+@pytest.mark.parametrize(("text", "value"), [("", True), ("0", False), ("off", False), ("1", True), ("TRUE", True), ("yes", True)])
 def test_the_environment_variable(monkeypatch, text, value):
     monkeypatch.setenv("SYMLAB_BACKGROUND_COMPILE", text)
     assert Config().background_compile is value

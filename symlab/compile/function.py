@@ -304,6 +304,14 @@ class Function(Displayable):
     (the rewrite trace), ``profile`` (``None`` unless compiled with
     ``profile=True``), ``inputs`` (:class:`In`), ``outputs`` (:class:`Out`),
     ``name``.
+
+    With the Numba backend and ``symlab.config.background_compile`` (the
+    default), the machine code is compiled (or loaded from the disk cache) on
+    a worker thread and the calls made meanwhile run on the NumPy backend:
+    :attr:`tier` says which tier serves a call made now, :meth:`wait` blocks
+    until the machine code is ready, :attr:`compile_info` says when it became
+    ready, whether it came from the cache (and why not), how many calls ran
+    before, and keeps the exception if Numba failed. ``repr(f)`` says it too.
     """
 
     def __init__(self, maker: FunctionMaker) -> None:
@@ -339,14 +347,35 @@ class Function(Displayable):
         if self.profile is not None:
             self.profile.record_background_compile(self._runner.compile_info)
 
-    def wait_compiled(self, timeout: float | None = None) -> bool:
-        """Wait until the machine code is ready (at most ``timeout`` seconds); True once it is.
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait until compiling is over (at most ``timeout`` seconds); True once it is.
 
-        Only a function compiled in the background (``symlab.config.background_compile``) ever waits;
-        every other is ready when ``symlab.function`` returns.
+        Calls then run the machine code (or, if Numba failed, the NumPy backend: see :attr:`tier` and
+        ``compile_info.error``). Only a function compiled in the background
+        (``symlab.config.background_compile``, the default) ever waits; every other is ready when
+        ``symlab.function`` returns.
         """
+        if timeout is not None and (not isinstance(timeout, int | float) or isinstance(timeout, bool) or timeout < 0):
+            raise ValueError(f"{self!r}.wait: timeout must be None or a number of seconds >= 0, received {timeout!r}")
         wait = getattr(self._runner, "wait", None)
         return True if wait is None else wait(timeout)
+
+    def wait_compiled(self, timeout: float | None = None) -> bool:
+        """The same as :meth:`wait`."""
+        return self.wait(timeout)
+
+    @property
+    def tier(self) -> str:
+        """Which tier serves a call made now: ``"numpy"`` while the machine code is compiling,
+        ``"machine code"``, ``"numpy (Numba failed)"``, or the backend's name (``"numpy"``) for the
+        other modes."""
+        tier = getattr(self._runner, "tier", None)
+        return tier if tier is not None else self.maker.mode.linker
+
+    @property
+    def compile_info(self) -> Any:
+        """What compiling the machine code did (the Numba backend's ``CompileInfo``), or None."""
+        return getattr(self._runner, "compile_info", None)
 
     def _make_plain_call(self) -> Any:
         """A function of the inputs, generated for this signature, that checks them and runs the graph.
@@ -506,7 +535,24 @@ class Function(Displayable):
     def __repr__(self) -> str:
         ins = ", ".join(str(i.name or i.variable) for i in self.inputs)
         mode = self.maker.mode
-        return f"<symlab Function {self.name or ''}({ins}) mode={mode.name or repr(mode)}>"
+        return f"<symlab Function {self.name or ''}({ins}) mode={mode.name or repr(mode)}{self._tier_note()}>"
+
+    def _tier_note(self) -> str:
+        """`` tier=...`` and how the machine code came, for a function of the Numba backend."""
+        info = self.compile_info
+        if info is None:
+            return ""
+        tier = self.tier
+        note = f" tier={tier!r}"
+        if tier == "numpy":
+            return note + " (machine code compiling)"
+        if info.error is not None:
+            return note + f" ({type(info.error).__name__})"
+        source = "from the cache" if info.cache_hit else f"compiled: {info.miss_reason}" if info.miss_reason else "compiled"
+        if info.background and info.ready_seconds is not None:
+            ran = info.calls_before_ready
+            return note + f" (ready after {info.ready_seconds:.2f} s, {source}; {ran} call{'s' * (ran != 1)} ran on numpy before)"
+        return note + f" ({source})"
 
 
 

@@ -65,6 +65,8 @@ class ProfileStats:
     background_seconds: float | None = None
     #: Background compilation: calls the NumPy backend ran before the machine code was ready.
     calls_before_ready: int = 0
+    #: Calls by the tier that served them (``"numpy"``, ``"machine code"``...; the Numba backend only).
+    tier_calls: dict[str, int] = field(default_factory=dict)
     # -- calls -----------------------------------------------------------------
     calls: int = 0
     call_seconds: float = 0.0
@@ -74,6 +76,10 @@ class ProfileStats:
 
     def set_nodes(self, nodes: list[Apply]) -> None:
         self.nodes = [NodeStats(k, n) for k, n in enumerate(nodes)]
+
+    def count_tier(self, tier: str) -> None:
+        """Count one call served by ``tier``."""
+        self.tier_calls[tier] = self.tier_calls.get(tier, 0) + 1
 
     def record_background_compile(self, info: Any) -> None:
         """Take the numbers of a compile that ran on a worker thread (a ``CompileInfo``), once it is over."""
@@ -130,6 +136,8 @@ class ProfileStats:
         if self.cache_hit is not None:
             lines.append("    disk cache: hit" if self.cache_hit else f"    disk cache: miss ({self.cache_miss_reason})")
         lines.append(f"  {self.calls} call{'s' if self.calls != 1 else ''}, {self.call_seconds:.6f}s in total")
+        if self.tier_calls:
+            lines.append("    by tier: " + ", ".join(f"{tier} {n}" for tier, n in self.tier_calls.items()))
         lines.extend(_parts(self.call_parts(), self.call_seconds))
         if self.nodes:
             lines.append("  nodes (slowest first):")

@@ -58,6 +58,7 @@ equally among its nodes.
 from __future__ import annotations
 
 import logging
+import os
 import re
 import threading
 import warnings
@@ -398,6 +399,9 @@ class CompileInfo:
     ready_seconds: float | None = None
     #: Calls the NumPy backend computed because the machine code was not ready yet (background only).
     calls_before_ready: int = 0
+    #: Why Numba could not compile the graph (the exception, with its traceback), or None: the NumPy tier
+    #: then serves every call. Kept here so that it is never lost, even if its warning is filtered out.
+    error: BaseException | None = None
 
 
 def load_compiled(gen: GeneratedModule, arg_types: dict[str, tuple[Any, ...]]) -> tuple[dict[str, Any], CompileInfo]:
@@ -412,7 +416,9 @@ def load_compiled(gen: GeneratedModule, arg_types: dict[str, tuple[Any, ...]]) -
     for attempt in range(2):
         separate = [k for k in gen.kernels if not k.inline]
         kernel_entries = [cache.prepare_entry(k.source, main="kernel") for k in separate]
-        entry = cache.prepare_entry(gen.source)
+        # the index of the first compiled function shows the entry was compiled (``graph_fn``, or ``seg0``...
+        # when ops without kernels or register-machine steps cut the graph into segments)
+        entry = cache.prepare_entry(gen.source, main=next(iter(arg_types)))
         info.cache_key, info.module_path = entry.key, str(entry.module_path)
         reason = entry.miss_reason
         try:
@@ -470,6 +476,24 @@ def load_compiled(gen: GeneratedModule, arg_types: dict[str, tuple[Any, ...]]) -
     raise AssertionError("unreachable")  # pragma: no cover
 
 
+#: The tiers a call can run on (``runner.tier``, ``f.tier``, ``f.profile.tier_calls``).
+NUMPY_TIER = "numpy"
+MACHINE_CODE_TIER = "machine code"
+FALLBACK_TIER = "numpy (Numba failed)"
+FORKED_TIER = "numpy (forked while compiling)"
+
+
+class ForkedWhileCompiling(RuntimeError):
+    """The ``compile_info.error`` of a function in a child forked while its machine code was compiling."""
+
+
+#: Runners compiling on a worker thread now; a fork waits for them (see :func:`_before_fork`).
+_compiling: set[NumbaRunner] = set()
+_compiling_lock = threading.Lock()
+#: How long a fork waits for the compiles under way before it goes on without them.
+FORK_WAIT_SECONDS = 60.0
+
+
 class NumbaRunner(NumpyRunner):
     """Runs a graph compiled by :class:`NumbaLinker` (same interface as :class:`NumpyRunner`).
 
@@ -483,9 +507,19 @@ class NumbaRunner(NumpyRunner):
     code is ready switches to it for good. ``ready`` tells whether it is,
     :meth:`wait` waits for it, and ``compile_info`` says how long it took
     (``ready_seconds``) and how many calls ran before (``calls_before_ready``).
-    If Numba cannot compile the graph, the warning comes at the next call and
-    the NumPy backend stays. The worker is not a daemon thread: a process that
-    ends while it compiles waits for it, so the cache entry is written whole.
+    If Numba cannot compile the graph, the warning comes at the next call, the
+    NumPy backend stays, and the exception is kept in ``compile_info.error``.
+    :attr:`tier` says which tier serves the calls now; with a profile, each
+    call is counted under its tier (``profile.tier_calls``).
+
+    Safe to call from several threads during the switch (a call runs wholly
+    on one tier). The worker is not a daemon thread: a process that ends while
+    it compiles waits for it, so the cache entry is written whole (every file
+    is written atomically, so even a killed process leaves none half
+    written). A ``fork`` waits (at most :data:`FORK_WAIT_SECONDS`) for the
+    compiles under way, so that the child never inherits a lock Numba holds
+    or a compile that no thread will finish; a child forked while one still
+    runs keeps that function on the NumPy tier.
     """
 
     def __init__(
@@ -514,7 +548,15 @@ class NumbaRunner(NumpyRunner):
                 self._failure = None
             return
         self._interim = NumpyRunner(fgraph, borrow_outputs)
-        threading.Thread(target=self._compile, args=(gen, borrow_outputs, started), name="symlab-numba-compile").start()
+        with _compiling_lock:
+            _compiling.add(self)
+        thread = threading.Thread(target=self._compile, args=(gen, borrow_outputs, started), name="symlab-numba-compile")
+        try:
+            thread.start()
+        except BaseException:
+            with _compiling_lock:
+                _compiling.discard(self)
+            raise
 
     def _compile(self, gen: GeneratedModule, borrow_outputs: Sequence[bool] | None, started: float) -> None:
         """Compile (or load) the module and make the runner ready; a failure leaves the NumPy backend."""
@@ -538,17 +580,54 @@ class NumbaRunner(NumpyRunner):
             self._interim = None  # calls go to the machine code from now on
         except Exception as err:
             # The warning is given by the caller's thread: now, or at the first call after a background compile.
-            self._failure = (
-                f"symlab: Numba could not compile this graph ({type(err).__name__}: {str(err)[:500]}); "
-                "running the NumPy backend instead"
-            )
-            self.numpy_fallback = self._interim or NumpyRunner(self.fgraph, borrow_outputs)
+            self._fail(err, borrow_outputs)
         self.compile_info.ready_seconds = perf_counter() - started
+        self._finish_compiling()
+
+    def _fail(self, err: BaseException, borrow_outputs: Sequence[bool] | None = None) -> None:
+        """Numba failed: keep the exception, warn at the next call, let the NumPy backend serve every call."""
+        self.compile_info.error = err
+        self._failure = (
+            f"symlab: Numba could not compile this graph ({type(err).__name__}: {str(err)[:500]}); "
+            "running the NumPy backend instead (the exception: f.compile_info.error)"
+        )
+        self.numpy_fallback = self._interim or NumpyRunner(self.fgraph, borrow_outputs)
+
+    def _finish_compiling(self) -> None:
+        """Compiling is over: mark the runner ready and run the callbacks waiting for it."""
         with self._lock:
             self._ready.set()
             callbacks, self._when_ready = self._when_ready, []
+        with _compiling_lock:
+            _compiling.discard(self)
         for callback in callbacks:
-            callback()
+            try:
+                callback()
+            except Exception as err:  # a callback's error must not end the worker unseen
+                log.warning("symlab: a callback run when the machine code became ready failed: %r", err)
+
+    def _abandon_in_child(self) -> None:
+        """In a child forked while this runner compiled: no thread will finish it; the NumPy tier serves."""
+        self._lock = threading.Lock()  # the parent's may have been held at the fork
+        if self._ready.is_set():
+            return
+        self._fail(ForkedWhileCompiling("this process was forked while Numba compiled this graph on a worker thread"))
+        self.compile_info.ready_seconds = None
+        self._failure = None  # not a failure of the graph: the child keeps the NumPy tier without a warning
+        self._interim = None
+        self._ready = threading.Event()
+        self._finish_compiling()
+
+    @property
+    def tier(self) -> str:
+        """Which tier serves a call made now: :data:`NUMPY_TIER` (the machine code is not ready yet),
+        :data:`MACHINE_CODE_TIER`, :data:`FALLBACK_TIER` (Numba failed; the NumPy backend serves) or
+        :data:`FORKED_TIER`."""
+        if self.numpy_fallback is not None:
+            return FORKED_TIER if isinstance(self.compile_info.error, ForkedWhileCompiling) else FALLBACK_TIER
+        if self._interim is not None and not self._ready.is_set():
+            return NUMPY_TIER
+        return MACHINE_CODE_TIER
 
     @property
     def ready(self) -> bool:
@@ -625,22 +704,29 @@ class NumbaRunner(NumpyRunner):
     # -- calls ---------------------------------------------------------------------------
     def __call__(self, input_values: Sequence[Any]) -> list[Any]:
         interim = self._interim
+        profile = self.profile
         if interim is not None:
             if not self._ready.is_set():  # the machine code is not ready: the NumPy backend computes this call
                 self.compile_info.calls_before_ready += 1
-                interim.profile = self.profile
+                if profile is not None:
+                    profile.count_tier(NUMPY_TIER)
+                interim.profile = profile
                 return interim(input_values)
             self._interim = None
             failure, self._failure = self._failure, None  # None: the code became ready since `interim` was read
             if failure is not None:  # Numba failed: numpy_fallback below runs this call and the next
                 warnings.warn(failure, stacklevel=3)
         if self.numpy_fallback is not None:
-            self.numpy_fallback.profile = self.profile
+            if profile is not None:
+                profile.count_tier(FALLBACK_TIER)
+            self.numpy_fallback.profile = profile
             return self.numpy_fallback(input_values)
         fn = self._fn
-        if fn is not None and self.profile is None:
+        if fn is not None and profile is None:
             outputs = list(fn(*input_values, *self._extra_args))
         else:
+            if profile is not None:
+                profile.count_tier(MACHINE_CODE_TIER)
             outputs = self._run_steps(input_values)
         for k in self.copied_outputs:
             outputs[k] = copy_value(outputs[k])
@@ -676,6 +762,30 @@ class NumbaRunner(NumpyRunner):
             for s, value in zip(step.results, results):
                 env[s] = value
         return [env[s] for s in self._output_slots]
+
+
+def _before_fork() -> None:
+    """Wait for the compiles under way (their worker threads do not exist in a forked child)."""
+    if threading.current_thread().name == "symlab-numba-compile":
+        return  # a fork from a compile thread itself (Numba does not fork): it would wait for itself
+    deadline = perf_counter() + FORK_WAIT_SECONDS
+    with _compiling_lock:
+        pending = list(_compiling)
+    for runner in pending:
+        runner.wait(max(deadline - perf_counter(), 0.0))
+
+
+def _after_fork_in_child() -> None:
+    """In the child: every compile still under way in the parent stays on the NumPy tier here."""
+    global _compiling_lock
+    _compiling_lock = threading.Lock()
+    for runner in list(_compiling):
+        runner._abandon_in_child()
+    _compiling.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=_before_fork, after_in_child=_after_fork_in_child)
 
 
 class NumbaLinker(NumpyLinker):
