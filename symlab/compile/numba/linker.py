@@ -57,6 +57,7 @@ equally among its nodes.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import re
@@ -175,9 +176,10 @@ class KernelModule:
 
     @property
     def module_name(self) -> str:
-        from symlab.compile.numba.cache import cache_key
-
-        return "symlab_kernel_" + cache_key(self.source)
+        """A hash of the source alone: naming the module needs neither llvmlite nor the BLAS library, which
+        the cache key (``cache.cache_key``: also the versions, the CPU and the BLAS) would load on the
+        caller's thread; the entry's folder, found by the compiling thread, is named by the cache key."""
+        return "symlab_kernel_" + hashlib.sha256(self.source.encode()).hexdigest()[:24]
 
 
 @dataclass
