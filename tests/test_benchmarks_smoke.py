@@ -67,56 +67,130 @@ def _load_run():
     return module
 
 
-def _record(first_result, compile_total, returned, steady=None, ok=True):
+def _record(first_result, returned, ready=None, steady=None, ok=True, tier="numpy", cache_hit=False):
+    """A made-up worker record (see benchmarks/worker.py for the fields)."""
     record = {
         "status": "ok",
         "backend": "numba",
         "nodes": 1,
         "build": 1e-4,
         "rewrite": 1e-3,
-        "compile_total": compile_total,
         "returned": returned,
+        "ready": returned if ready is None else ready,
         "first_result": first_result,
-        "calls_before_ready": 3,
+        "tier_first_call": tier,
+        "calls_before_ready": 3 if tier == "numpy" else 0,
+        "cache_hit": cache_hit,
+        "cache_miss_reason": None if cache_hit else "new key: this graph was never compiled with this cache directory",
         "check": {"ok": ok, "problems": [] if ok else ["output 0 differs"]},
     }
     if steady is not None:
-        record["steady"] = {"compiled": steady, "numpy": 1e-6, "ratio": steady / 1e-6}
+        record["steady"] = {"compiled": steady, "numpy": 1e-6, "ratio": steady / 1e-6, "tier": "machine code"}
     return record
 
 
-def test_background_compilation_is_reported_beside_the_issues_targets_not_among_them():
-    """Made-up worker records through summarize, targets and report: what passes, and where it is counted."""
-    run = _load_run()
-    raw = {
+def _pair(cold, warm):
+    return {"cold": [cold], "warm": [warm]}
+
+
+def _made_up_raw():
+    """Worker records of a small run: the tiered default, the plain Numba path and PyTensor (softmax: symlab failed)."""
+    return {
         "import": {"symlab": [{"status": "ok", "import": 0.08, "numba_imported": False}]},
         "workloads": {
             "add10": {
-                "symlab": {"cold": [_record(0.9, 0.8, 0.8)], "warm": [_record(0.36, 0.3, 0.3, steady=2.8e-6)]},
-                "symlab-background": {"cold": [_record(0.15, 0.86, 0.08)], "warm": [_record(0.3, 0.33, 0.09)]},
+                "symlab": _pair(
+                    _record(0.15, 0.08, ready=0.7),
+                    _record(0.3, 0.09, ready=0.35, steady=2.8e-6, cache_hit=True),
+                ),
+                "symlab-numba": _pair(
+                    _record(0.9, 0.8, tier="machine code"),
+                    _record(0.36, 0.3, steady=2.7e-6, tier="machine code", cache_hit=True),
+                ),
+                "pytensor": _pair(_record(1.0, 0.8, tier=None), _record(0.7, 0.45, steady=5e-6, tier=None)),
             },
             "logreg": {
-                "symlab": {"cold": [_record(3.0, 2.7, 2.7)], "warm": [_record(0.5, 0.28, 0.28, steady=0.9e-6)]},
-                "symlab-background": {"cold": [_record(0.3, 2.6, 0.05)], "warm": [_record(0.3, 0.35, 0.2, ok=False)]},
+                "symlab": _pair(_record(0.3, 0.05, ready=2.6), _record(0.3, 0.2, ready=0.35, steady=0.9e-6, ok=False)),
+                "symlab-numba": _pair(
+                    _record(3.0, 2.7, tier="machine code"), _record(0.5, 0.28, steady=0.9e-6, tier="machine code")
+                ),
+                "pytensor": _pair(_record(4.0, 3.0, tier=None), _record(1.0, 0.7, steady=4e-6, tier=None)),
+            },
+            "softmax": {  # symlab's worker failed: its targets fail, not "n/a"
+                "symlab": _pair(
+                    {"status": "error", "error": "Traceback ...\nRuntimeError: boom"},
+                    {"status": "skipped", "reason": "cold run: error"},
+                ),
+                "pytensor": _pair(_record(2.0, 1.5, tier=None), _record(1.0, 0.7, steady=4e-6, tier=None)),
             },
         },
     }
-    summary = run.summarize(raw)
-    assert summary["workloads"]["add10"]["symlab-background"]["call"] is None  # not timed: the same machine code
-    issue = {t["target"]: t["status"] for t in run.targets(summary)}
-    assert issue["first result of x + y, fresh process, cold < 0.5 s"] == "FAIL"  # symlab's default path
-    assert issue["warm compile < 0.15 s: logreg"] == "FAIL"
-    background = {t["target"]: t["status"] for t in run.background_targets(summary)}
-    assert background == {
-        "function() + probe call, warm < 0.15 s: logreg": "FAIL (wrong result)",  # 0.2 s, and a mismatch
-        "first result of x + y, fresh process, cold < 0.5 s": "PASS",
-        "first result of x + y, fresh process, warm < 0.25 s": "FAIL",  # 0.3 s
-    }
-    text = run.report(summary, run.targets(summary), run.background_targets(summary))
-    assert "background compilation (config.background_compile, opt-in)" in text
-    assert "with background compilation (not counted above): 1 pass, 2 fail, 0 not measured" in text
-    counts = [line for line in text.splitlines() if line.startswith("targets: ")]
-    assert len(counts) == 1 and "PASS" not in counts[0]
+
+
+def test_the_targets_measure_the_tiered_default_with_the_plain_numba_path_beside():
+    """Made-up worker records through summarize, targets and report: what passes, and what is shown beside."""
+    run = _load_run()
+    summary = run.summarize(_made_up_raw())
+    add10 = summary["workloads"]["add10"]
+    assert add10["symlab"]["cold_ready"] == 0.7 and add10["symlab"]["cold_returned"] == 0.08
+    assert add10["symlab"]["cold_tier_first_call"] == "numpy" and add10["symlab"]["warm_cache"] == "hit"
+    assert add10["symlab"]["cold_cache"] == "miss (new key)"
+    rows = {t["target"]: t for t in run.targets(summary)}
+    status = {name: t["status"] for name, t in rows.items()}
+    assert status["first result of x + y, fresh process, cold < 0.25 s"] == "PASS"  # 0.15 s on the NumPy tier
+    assert status["first result of x + y, fresh process, warm < 0.25 s"] == "FAIL"  # 0.3 s
+    assert rows["first result of x + y, fresh process, cold < 0.25 s"]["plain_numba"] == 0.9
+    assert status["machine code ready, cold <= PyTensor's cold compile: add10"] == "PASS"  # 0.7 / 0.8
+    assert status["function() returns, warm < 0.15 s: logreg"] == "FAIL (wrong result)"  # a mismatch fails it
+    assert status["function() returns, cold <= 1/3 PyTensor's cold compile: logreg"] == "FAIL (wrong result)"
+    assert rows["function() returns, warm < 0.15 s: logreg"]["plain_numba"] == 0.28
+    assert status["call overhead of 10-element x + y <= 3x NumPy"] == "PASS"  # 2.8x, on the machine code
+    assert status["import symlab does not import Numba"] == "PASS"
+    assert rows["import symlab < 0.2 s"]["plain_numba"] is None  # the same import: shown once
+    text = run.report(summary, run.targets(summary))
+    assert "softmax symlab: worker failed: RuntimeError: boom" in text
+    assert status["function() returns, warm < 0.15 s: softmax"] == "FAIL (worker error)"
+    assert status["machine code ready, cold <= PyTensor's cold compile: softmax"] == "FAIL (worker error)"
+    assert "symlab's tiers (the default)" in text and "plain Numba" in text
+    assert "symlab-numba" in text and "symlab-background" not in text
+    passed, failed = sum(s == "PASS" for s in status.values()), sum(s.startswith("FAIL") for s in status.values())
+    assert f"targets: {passed} pass, {failed} fail" in text
+
+
+def test_every_workload_runs_on_both_symlab_paths_and_the_old_system_is_refused():
+    run = _load_run()
+    args = run.parse_args(["--quick", "--workloads", "e,add10"])
+    jobs = run.plan(args, list(run.SYSTEMS))
+    for name in ("chain_2000", "chain_10000", "add10"):
+        assert {s for _, n, s in jobs if n == name} >= {"symlab", "symlab-numba"}
+    assert ("chain_10000", "pytensor") not in {(n, s) for _, n, s in jobs}  # --quick: PyTensor up to 2,000 nodes
+    with pytest.raises(SystemExit):
+        run.parse_args(["--systems", "symlab-background"])
+
+
+@pytest.mark.numba
+def test_the_worker_measures_both_symlab_paths(tmp_path):
+    """add10 through benchmarks/worker.py in fresh processes, with run.py's cache environment: the tiered default
+    says which tier served and when the machine code was ready; its warm process loads the cold one's cache and
+    times its steady calls on the machine code. No time is checked."""
+    run = _load_run()
+    opts = ["--blocks", "1", "--block-seconds", "0.001"]
+    records = {}
+    for system, phases in (("symlab", ("cold", "warm")), ("symlab-numba", ("cold",))):
+        env = run.cache_env(tmp_path / system, system)
+        for phase in phases:
+            record = run.run_worker(["add10", system, phase, *opts], env, timeout=300)
+            assert record["status"] == "ok", record.get("error")
+            assert record["check"]["ok"], record["check"]
+            records[system, phase] = record
+    cold, warm = records["symlab", "cold"], records["symlab", "warm"]
+    assert cold["background_compile"] is True  # set by the worker, whatever the environment says
+    assert cold["tier_first_call"] in ("numpy", "machine code") and cold["ready"] > 0
+    assert cold["cache_hit"] is False and warm["cache_hit"] is True, warm.get("cache_miss_reason")
+    assert warm["steady"]["tier"] == "machine code" and warm["steady"]["compiled"] > 0
+    plain = records["symlab-numba", "cold"]
+    assert plain["background_compile"] is False and plain["tier_first_call"] == "machine code"
+    assert plain["ready"] == plain["returned"]
 
 
 @pytest.mark.numba
