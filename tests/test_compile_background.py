@@ -159,10 +159,13 @@ def test_calls_from_many_threads_during_the_switch_all_agree(held):
     def caller(k):
         start.wait()
         try:
-            while calls[k] < 300 or not f.compile_info.ready_seconds:
+            after_ready = 0
+            while calls[k] < 300 or after_ready < 20:  # calls on both tiers, and across the switch
+                ready = f.wait(0)
                 if not np.array_equal(f(values), expected):  # the same bits on either tier
                     errors.append(f"thread {k}: call {calls[k]} differs")
                 calls[k] += 1
+                after_ready += ready
                 if calls[k] > 200_000:
                     errors.append(f"thread {k}: the machine code never became ready")
                     return
@@ -178,7 +181,7 @@ def test_calls_from_many_threads_during_the_switch_all_agree(held):
         t.join(120)
     assert not errors, errors[:3]
     tiers = f.profile.tier_calls
-    assert sum(tiers.values()) == sum(calls) == f.profile.calls
+    assert sum(tiers.values()) == sum(calls)  # each call counted once, under the tier that served it
     assert tiers["numpy"] == f.compile_info.calls_before_ready > 0 and tiers["machine code"] > 0
 
 

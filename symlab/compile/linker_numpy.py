@@ -28,6 +28,7 @@ decided once, when the runner is built:
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from time import perf_counter
 from typing import Any
@@ -100,6 +101,10 @@ class NumpyRunner:
     """A callable that runs one graph: ``runner(input_values) -> output_values``.
 
     Subclasses (profiling, NanGuard, DebugMode) override :meth:`execute`.
+
+    A call runs in the runner's storage cells, one per variable, so calls from several threads take turns
+    (a lock; NumPy releases the GIL inside its loops, but the cells are the runner's, not the call's):
+    each gets its own results.
     """
 
     def __init__(self, fgraph: FunctionGraph, borrow_outputs: Sequence[bool] | None = None) -> None:
@@ -128,16 +133,18 @@ class NumpyRunner:
         self.output_cells = [cell(v) for v in fgraph.outputs]
         self.copied_outputs = outputs_to_copy(fgraph, borrow_outputs)
         self._temporary = [c for c in storage.values() if id(c) not in constants]
+        self._lock = threading.RLock()  # re-entrant: a perform that calls this runner again does not deadlock
 
     def __call__(self, input_values: Sequence[Any]) -> list[Any]:
-        for c, value in zip(self.input_cells, input_values):
-            c[0] = value
-        try:
-            self.execute()
-            outputs = [c[0] for c in self.output_cells]
-        finally:
-            for c in self._temporary:
-                c[0] = None
+        with self._lock:
+            for c, value in zip(self.input_cells, input_values):
+                c[0] = value
+            try:
+                self.execute()
+                outputs = [c[0] for c in self.output_cells]
+            finally:
+                for c in self._temporary:
+                    c[0] = None
         for k in self.copied_outputs:
             outputs[k] = copy_value(outputs[k])
         return outputs

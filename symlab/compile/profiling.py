@@ -26,10 +26,14 @@ Function profile: ...
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
 from symlab.graph.basic import Apply
+
+#: Orders the counting of calls by tier between threads.
+_COUNTING = threading.Lock()
 
 
 @dataclass
@@ -78,8 +82,9 @@ class ProfileStats:
         self.nodes = [NodeStats(k, n) for k, n in enumerate(nodes)]
 
     def count_tier(self, tier: str) -> None:
-        """Count one call served by ``tier``."""
-        self.tier_calls[tier] = self.tier_calls.get(tier, 0) + 1
+        """Count one call served by ``tier`` (exactly, whatever threads call)."""
+        with _COUNTING:
+            self.tier_calls[tier] = self.tier_calls.get(tier, 0) + 1
 
     def record_background_compile(self, info: Any) -> None:
         """Take the numbers of a compile that ran on a worker thread (a ``CompileInfo``), once it is over."""
