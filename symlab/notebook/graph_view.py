@@ -192,7 +192,9 @@ class GraphView(ViewWidget):
         key = self._edge_variable(target) or target
         obj = self._object(key)
         if obj is None:
-            raise ValueError(f"GraphView.select: no node of this graph has the key {target!r}")
+            raise ValueError(f"GraphView.select: no node of this graph has the key {target!r}; expected an object "
+                             "of the graph (an Apply node, a Variable, an Op, a Type) or a key of its picture "
+                             "(view.key_of(obj): 'v0', 'a2', ...)")
         if isinstance(obj, Variable) and self.model is not None and key not in self.model.nodes:
             key = self._full_key(obj) or key  # a copy of a variable drawn once per use: the variable
         return key
@@ -456,11 +458,11 @@ class GraphView(ViewWidget):
         what, n = _WHAT[self._subject.kind], len(self._order)
         lines = [f"**GraphView** of {what}: {n} node{'s' if n != 1 else ''}, {self.style} style", ""]
         if self.model is not None and self.model.note:
-            lines += [f"{code_span(self.model.note)}", ""]
+            lines += [f"{code_span(self.model.note, table=False)}", ""]
         details = self.details
         if details:
             obj = self.selected
-            lines += [f"selected: {code_span(_title(obj, kind_of(obj, self.fgraph)))}", "", "| | |", "|---|---|"]
+            lines += [f"selected: {code_span(_title(obj, kind_of(obj, self.fgraph)), table=False)}", "", "| | |", "|---|---|"]
             for label, value in details.items():
                 texts = value if isinstance(value, list) else [str(value)]
                 lines.append(f"| {label} | {', '.join(code_span(t) for t in texts) or '-'} |")

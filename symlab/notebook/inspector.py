@@ -408,14 +408,14 @@ class ClientsInspector(GraphView):
         if isinstance(obj, Variable | Apply):
             uses = ([(obj, c) for c in self._fgraph.clients[obj]] if isinstance(obj, Variable)
                     else [(out, c) for out in obj.outputs for c in self._fgraph.clients[out]])
-            lines += [f"clients of {code_span(_title(obj, kind_of(obj, self._fgraph)))}:", ""]
-            lines += [f"- {code_span(client_text(c))}" for _, c in uses] or ["- none: `[]`, the variable is unused"]
+            lines += [f"clients of {code_span(_title(obj, kind_of(obj, self._fgraph)), table=False)}:", ""]
+            lines += [f"- {code_span(client_text(c), table=False)}" for _, c in uses] or ["- none: `[]`, the variable is unused"]
             lines.append("")
         unused = [v for v, uses in self._fgraph.clients.items() if not uses]
         if unused:
-            lines += ["unused (no clients): " + ", ".join(code_span(str(v)) for v in unused), ""]
+            lines += ["unused (no clients): " + ", ".join(code_span(str(v), table=False) for v in unused), ""]
         if self._changes:
-            lines += [f"since the last picture: {code_span(self._changes.title())}", ""]
-            lines += [f"- {kind}: {code_span(text)}" for kind, text, _ in self._changes.lines()]
+            lines += [f"since the last picture: {code_span(self._changes.title(), table=False)}", ""]
+            lines += [f"- {kind}: {code_span(text, table=False)}" for kind, text, _ in self._changes.lines()]
             lines.append("")
         return "\n".join(lines).rstrip() + "\n"

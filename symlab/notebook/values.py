@@ -738,7 +738,7 @@ class ValuesView(ViewWidget):
 
     def _counts(self, code: bool = False) -> list[str]:
         """What the view holds, in words (``code``: names as Markdown code spans)."""
-        show = code_span if code else str
+        show = (lambda text: code_span(text, table=False)) if code else str
         scalars = sum(1 for val in self._inputs.values() if np.ndim(val) == 0)
         arrays = len(self._inputs) - scalars
         n = len(self._variables)
@@ -754,9 +754,9 @@ class ValuesView(ViewWidget):
         return f"ValuesView of {self._what()}: " + ", ".join(self._counts() + nan)
 
     def markdown(self) -> str:
-        lines = [f"**ValuesView** of {code_span(self._what())}: {', '.join(self._counts(code=True))}", ""]
+        lines = [f"**ValuesView** of {code_span(self._what(), table=False)}: {', '.join(self._counts(code=True))}", ""]
         if self._origins:  # user text (names, expressions) only inside code spans
-            lines += [f"**NaN/inf:** {code_span(self._origin_text(o))}" for o in self._origins] + [""]
+            lines += [f"**NaN/inf:** {code_span(self._origin_text(o), table=False)}" for o in self._origins] + [""]
         lines += ["| variable | kind | value | gradient |", "|---|---|---|---|"]
         for var in self._variables[:MARKDOWN_MAX_ROWS]:
             kind = _kind(var, self._outputs)

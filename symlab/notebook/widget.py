@@ -14,6 +14,7 @@ its current pictures as PNG images (JupyterLab shows those in an untrusted noteb
 
 from __future__ import annotations
 
+import re
 from contextlib import contextmanager
 from functools import cache
 from importlib import resources
@@ -43,16 +44,29 @@ def picture(model: Any, notes: tuple[str, ...] = ()) -> str:
         return ""
 
 
-def code_span(text: str) -> str:
-    """``text`` as a Markdown code span: shown literally (HTML in it is text), safe in a table cell.
+def code_span(text: str, table: bool = True) -> str:
+    """``text`` as a Markdown code span: shown literally, whatever it holds (HTML in a code span is text).
 
-    >>> print(code_span("<b>|x|</b>"), code_span("a`b"))
-    `<b>\\|x\\|</b>` `` a`b ``
+    A code span is one line: line breaks become spaces. Its fence is one backtick longer than the longest
+    run of backticks in ``text`` (a shorter one would end the span early, and what follows would be
+    Markdown, HTML included), padded with a space on each side when ``text`` starts or ends with a
+    backtick or a space (CommonMark strips one space from each side). In a table cell (``table=True``)
+    each ``|`` is written ``\\|``, which GFM renderers (GitHub, JupyterLab) show as ``|`` and which does not
+    end the cell; a backslash just before a ``|`` is kept apart from it by a word joiner (U+2060, invisible),
+    else the two would read as an escaped backslash and the ``|`` would end the cell. Outside tables
+    (``table=False``) nothing is escaped.
+
+    >>> print(code_span("<b>|x|</b>"), code_span("a`b"), code_span("a``b|c", table=False))
+    `<b>\\|x\\|</b>` `` a`b `` ``` a``b|c ```
     """
-    text = " ".join(str(text).splitlines()).replace("|", "\\|")
-    if "`" in text:
-        return f"`` {text} ``"
-    return f"`{text}`"
+    text = " ".join(str(text).splitlines())
+    if table:
+        text = text.replace("\\|", "\\\u2060|").replace("|", "\\|")
+    longest = max((len(run) for run in re.findall("`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    if longest or text[:1] in ("`", " ") or text[-1:] in ("`", " "):
+        return f"{fence} {text} {fence}"
+    return f"{fence}{text}{fence}"
 
 
 class ViewWidget(anywidget.AnyWidget):
