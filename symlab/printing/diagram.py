@@ -131,6 +131,20 @@ def _label(*lines: Any) -> Any:
     return nohtml("\\n".join(_esc(line) for line in lines))
 
 
+def _tooltip(text: Any) -> Any:
+    r"""A DOT tooltip of user-supplied text, shown literally (what the picture shows on hover).
+
+    Graphviz reads a tooltip's escapes twice (``dot`` 2.43 and graphviz-pure alike): each pass turns
+    ``\\`` into ``\``, and the second replaces ``\N``, ``\G`` and ``\L`` by the node's name, the graph's
+    and the label. Backslashes are therefore doubled twice over (a name ``C:\N`` would show ``C:a2``
+    otherwise); a newline is the ``\n`` escape, read as a line break after both passes.
+    """
+    from graphviz import nohtml
+
+    return nohtml("\\n".join(line.replace("\\", "\\\\\\\\").replace("&", "&amp;")
+                             for line in str(text).split("\n")))
+
+
 # -- DOT -----------------------------------------------------------------------------------------
 def _node_attrs(style: str, node: DrawNode) -> dict[str, Any]:
     """Shape and colours of ``node`` in ``style``, before its highlight classes."""
@@ -244,7 +258,7 @@ def _write(dot: Any, model: GraphModel, prefix: str) -> None:
         attrs = _node_attrs(model.style, node)
         _paint(attrs, node.classes)
         if node.tooltip is not None:
-            attrs["tooltip"] = _label(node.tooltip)
+            attrs["tooltip"] = _tooltip(node.tooltip)
         attrs["id"] = prefix + node.key
         attrs["class"] = _classes(node.kind, node.classes)
         dot.node(prefix + node.key, _label(*node.label), **attrs)
@@ -282,7 +296,7 @@ def _edge_attrs(edge: DrawEdge) -> dict[str, Any]:
         attrs["label"] = _label(edge.label)
     _paint(attrs, edge.classes)
     if edge.tooltip is not None:
-        attrs["tooltip"] = _label(edge.tooltip)
+        attrs["tooltip"] = _tooltip(edge.tooltip)
     attrs["id"] = edge.key
     attrs["class"] = _classes(edge.kind, edge.classes)
     return attrs
