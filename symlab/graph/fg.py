@@ -384,6 +384,17 @@ class FunctionGraph(Displayable):
                     self._remove_output(e.index, "revert")
                 elif kind is OutputRemoved:
                     self._insert_output(e.index, e.variable, "revert")
+                elif kind is NodeImported:
+                    # A node the change brought in before it failed (add_output of a variable that needs a
+                    # foreign input imports its other ancestors first): nothing uses it once the newer edits
+                    # are undone, so it leaves, with the roots only it used.
+                    if e.node in self._nodes:
+                        for out in e.node.outputs:
+                            self._prune_if_unused(out, "revert")
+                elif kind is VariableImported:
+                    if e.variable in self._variables and not self.clients.get(e.variable) and (
+                            e.variable not in self.inputs):
+                        self._forget(e.variable)
         finally:
             self._restore = None
             self._journal = None if position == -1 else journal
@@ -439,6 +450,8 @@ class FunctionGraph(Displayable):
         A ``new_var`` whose type cannot stand in for ``var``'s, or that depends
         on ``var``, is refused and the graph is left exactly as it was.
         """
+        if not isinstance(var, Variable):  # a name or a list would fail the lookup below, saying less
+            raise TypeError(f"replace: var must be a Variable of this graph, received {type(var).__name__} {var!r:.60}")
         if var not in self._variables:
             raise ValueError(f"replace: {var} is not a variable of this graph")
         if var is new_var:
