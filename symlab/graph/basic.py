@@ -117,6 +117,20 @@ class Variable(Displayable):
         self._consumed = False
 
     @property
+    def name(self) -> str | None:
+        """A string for printing and debugging, or ``None``; only a str or ``None`` can be set."""
+        return self._name
+
+    @name.setter
+    def name(self, value: str | None) -> None:
+        # Checked here, not only in __init__: a name set later (``v.name = 5``) would otherwise surface far
+        # away, as "__str__ returned non-string" the next time the variable is printed.
+        if value is not None and not isinstance(value, str):
+            raise TypeError(f"{type(self).__name__}.name must be a str or None, received {_pytype(value)} "
+                            f"{_preview(value)}")
+        self._name = value
+
+    @property
     def fgraph(self) -> Any:
         """The one FunctionGraph that holds this variable, or ``None`` (see :attr:`clients`)."""
         return _only_graph(self, "fgraph")
