@@ -99,7 +99,9 @@ def grad(
     for var, g in (known_grads or {}).items():
         from symlab.tensor.basic import as_tensor_variable
 
-        g = as_tensor_variable(g)
+        if not isinstance(var, Variable):
+            raise TypeError(f"grad: the keys of known_grads must be Variables, received {type(var).__name__} {var!r:.60}")
+        g = as_tensor_variable(g, what=f"grad: known_grads[{var}]")
         if g.ndim != var.ndim:
             raise ValueError(f"grad: known gradient of {var} ({var.type}) has {g.ndim} dimensions, expected {var.ndim}")
         grads[var] = _accumulate(grads.get(var), g)

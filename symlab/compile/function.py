@@ -95,6 +95,8 @@ class FunctionMaker:
         profile: bool | ProfileStats = False,
     ) -> None:
         started = perf_counter()
+        if name is not None and not isinstance(name, str):
+            raise TypeError(f"function: name must be a str or None, received {type(name).__name__} {name!r:.60}")
         self.name = name
         where = f"function {name!r}" if name else "function"
         self.where = where

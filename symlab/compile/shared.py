@@ -44,6 +44,8 @@ def describe_value(value: Any) -> str:
     'a value of dtype int32, ndim 2 and shape (2, 3)'
     >>> describe_value("abc")
     "a str ('abc')"
+    >>> describe_value(object())  # doctest: +ELLIPSIS
+    'an object (<object object at ...>)'
     """
     dtype = getattr(value, "dtype", None)
     shape = getattr(value, "shape", None)
@@ -60,7 +62,8 @@ def describe_value(value: Any) -> str:
     text = repr(value)
     if len(text) > 60:
         text = text[:55] + "(...)"
-    return f"a {type(value).__name__} ({text})"
+    kind = type(value).__name__
+    return f"{'an' if kind[:1].lower() in 'aeiou' else 'a'} {kind} ({text})"
 
 
 class Container:

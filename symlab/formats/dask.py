@@ -165,7 +165,7 @@ def to_dask(fgraph_or_function: Any, linker: Any = None, token: str | None = Non
     >>> dsk["split-0.1"], outs
     ((index, 'split-0', 1), ('split-0.1', 'split-0.0'))
     """
-    fg = as_fgraph(fgraph_or_function)
+    fg = as_fgraph(fgraph_or_function, "to_dask")
     if linker is None:
         linker = getattr(getattr(fgraph_or_function, "maker", None), "linker", None)
     keys = _Keys(token)
@@ -233,7 +233,7 @@ def dask_compute(f: Any, *inputs: Any, scheduler: Any = None) -> Any:
     returns a single value, list or dict as it would. A function with
     updates is refused: this computes, it does not change shared variables.
     """
-    fg = as_fgraph(f)
+    fg = as_fgraph(f, "dask_compute")
     maker = getattr(f, "maker", None)
     if maker is not None and maker.updates:
         raise ValueError(

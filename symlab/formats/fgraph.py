@@ -48,14 +48,15 @@ from symlab.graph.op import Op
 from symlab.graph.traversal import clone_get_equiv, io_toposort
 
 
-def as_fgraph(obj: Any) -> FunctionGraph:
+def as_fgraph(obj: Any, caller: str = "as_fgraph") -> FunctionGraph:
     """``obj`` if it is a FunctionGraph; the optimized graph ``f.maker.fgraph`` of a compiled function."""
     if isinstance(obj, FunctionGraph):
         return obj
     fgraph = getattr(getattr(obj, "maker", None), "fgraph", None)
     if isinstance(fgraph, FunctionGraph):
         return fgraph
-    raise TypeError(f"expected a FunctionGraph or a compiled symlab function, received {type(obj).__name__}")
+    raise TypeError(f"{caller}: expected a FunctionGraph or a compiled symlab function as the graph, received "
+                    f"{type(obj).__name__} {obj!r:.60}")
 
 
 def make_names_unique(variables: list[Variable]) -> None:
@@ -100,7 +101,7 @@ def fgraph_to_tuple_dag(fgraph: Any) -> Complete:
     >>> outputs
     (Split{n_splits=2,axis=0}.0, x)
     """
-    fg = as_fgraph(fgraph)
+    fg = as_fgraph(fgraph, "fgraph_to_tuple_dag")
     equiv = clone_get_equiv(fg.inputs, fg.outputs, copy_inputs=True, copy_orphans=True)
     inputs = tuple(equiv[i] for i in fg.inputs)
     outputs = tuple(equiv[o] for o in fg.outputs)
@@ -173,7 +174,7 @@ def tuple_dag_to_fgraph(tdag: Mapping[Any, Any], inputs: Any = None, outputs: An
 
 def fgraph_to_dag(fgraph: Any) -> Complete:
     """``(dag, inputs, outputs)``: :func:`fgraph_to_tuple_dag`, then the index entries, then the singletons simplified."""
-    return index_dag_to_dag(*tuple_dag_to_index_dag(*fgraph_to_tuple_dag(fgraph)))
+    return index_dag_to_dag(*tuple_dag_to_index_dag(*fgraph_to_tuple_dag(as_fgraph(fgraph, "fgraph_to_dag"))))
 
 
 def dag_to_fgraph(dag: Mapping[Any, Any], inputs: Any = None, outputs: Any = None) -> FunctionGraph:

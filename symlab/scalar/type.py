@@ -12,6 +12,7 @@ np.float64(3.0)
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -88,7 +89,9 @@ def filter_value(
         )
     if allow_downcast is None and isinstance(data, float) and dtype == config.floatX:
         return source.astype(dtype)
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        # a complex value tried for a real type: refused below, so no ComplexWarning about what would be lost
+        warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
         converted = source.astype(dtype)
     if source.shape == converted.shape and _same_values(source, converted):
         return converted

@@ -24,7 +24,7 @@ from symlab.config import config
 from symlab.graph.basic import Apply, Variable
 from symlab.graph.null_type import disconnected
 from symlab.graph.op import Op
-from symlab.tensor.basic import as_tensor_variable, cast, constant, is_weak
+from symlab.tensor.basic import as_tensor_input, as_tensor_variable, cast, constant, is_weak
 from symlab.tensor.shape import (
     _as_size,
     _is_int,
@@ -46,7 +46,7 @@ class Alloc(Op):
     __props__ = ()
 
     def make_node(self, value: Any, *shape: Any) -> Apply:
-        value = as_tensor_variable(value)
+        value = as_tensor_input(value, self, "value")
         sizes = [_size_input(s, k) for k, s in enumerate(shape)]
         if len(sizes) < value.ndim:
             raise ValueError(
@@ -105,10 +105,10 @@ class Alloc(Op):
         return [g] + [disconnected() for _ in inputs[1:]]
 
 
-def _size_input(s: Any, k: int) -> Variable:
+def _size_input(s: Any, k: int, op: Any = "Alloc") -> Variable:
     if isinstance(s, int | np.integer) and not isinstance(s, bool):
         return constant(int(s), dtype="int64")
-    s = as_tensor_variable(s)
+    s = as_tensor_input(s, op, f"size {k}")
     if not (s.ndim == 0 and _is_int(s.dtype)):
         raise TypeError(f"Alloc: size {k} must be an int or an integer scalar, received {s} ({s.type})")
     return s if s.dtype == "int64" else cast(s, "int64")
@@ -217,7 +217,7 @@ class ARange(Op):
         self.dtype = np.dtype(dtype).name
 
     def make_node(self, start: Any, stop: Any, step: Any) -> Apply:
-        inputs = [as_tensor_variable(v) for v in (start, stop, step)]
+        inputs = [as_tensor_input(v, self, name) for name, v in zip(("start", "stop", "step"), (start, stop, step))]
         for name, v in zip(("start", "stop", "step"), inputs):
             if v.ndim != 0 or v.dtype.startswith("complex") or v.dtype == "bool":
                 raise TypeError(f"{self}: {name} must be a real scalar, received {v} ({v.type})")
@@ -285,7 +285,7 @@ def arange(start: Any, stop: Any = None, step: Any = 1, dtype: Any = None) -> Va
         start, stop = 0, start
     args = [start, stop, step]
     if dtype is None:
-        tensors = [as_tensor_variable(a) for a in args]
+        tensors = [as_tensor_input(a, "arange", name) for name, a in zip(("start", "stop", "step"), args)]
         weak = [is_weak(a) for a in args]
         probes = [t.data.item() if w and not all(weak) else np.dtype(t.dtype) for t, w in zip(tensors, weak)]
         if all(weak):
@@ -303,7 +303,7 @@ class Eye(Op):
         self.dtype = np.dtype(dtype).name
 
     def make_node(self, n: Any, m: Any, k: Any) -> Apply:
-        inputs = [_size_input(v, i) if i < 2 else as_tensor_variable(v) for i, v in enumerate((n, m, k))]
+        inputs = [_size_input(v, i, self) if i < 2 else as_tensor_input(v, self, "k") for i, v in enumerate((n, m, k))]
         if not (inputs[2].ndim == 0 and _is_int(inputs[2].dtype)):
             raise TypeError(f"{self}: k must be an integer scalar, received {inputs[2]} ({inputs[2].type})")
         shape = (_static_scalar(inputs[0]), _static_scalar(inputs[1]))

@@ -24,15 +24,24 @@ from symlab.tensor.variable import TensorConstant, TensorVariable
 PYTHON_SCALARS = (bool, int, float, complex)
 
 
-def constant(value: Any, name: str | None = None, ndim: int | None = None, dtype: Any = None) -> TensorConstant:
-    """A ``TensorConstant`` holding ``value`` (a Python number becomes a *weak* constant)."""
+#: What a value must be to become a tensor, said by the errors of :func:`constant` and :func:`as_tensor_variable`.
+_TENSOR_LIKE = "a tensor Variable or a numeric value (a number, an array or nested lists of numbers)"
+
+
+def constant(value: Any, name: str | None = None, ndim: int | None = None, dtype: Any = None,
+             what: str = "constant") -> TensorConstant:
+    """A ``TensorConstant`` holding ``value`` (a Python number becomes a *weak* constant).
+
+    ``what`` names the value in errors (``"dot: input b"``): which input of what received it.
+    """
     weak = type(value) in PYTHON_SCALARS and dtype is None
     try:
         data = np.asarray(value, dtype=None if dtype is None else check_dtype(dtype))
     except (TypeError, ValueError, OverflowError) as err:
-        raise TypeError(f"constant: cannot make a tensor of {type(value).__name__} {value!r:.60}: {err}") from None
+        raise TypeError(f"{what}: expected {_TENSOR_LIKE}, received {type(value).__name__} {value!r:.60} "
+                        f"(it cannot make a tensor: {err})") from None
     if data.dtype == object or data.dtype.kind in "USV":
-        raise TypeError(f"constant: cannot make a numeric tensor of {type(value).__name__} {value!r:.60}")
+        raise TypeError(f"{what}: expected {_TENSOR_LIKE}, received {type(value).__name__} {value!r:.60}")
     if ndim is not None and data.ndim != ndim:
         if data.ndim > ndim and all(s == 1 for s in data.shape[: data.ndim - ndim]):
             data = data.reshape(data.shape[data.ndim - ndim :])
@@ -43,27 +52,42 @@ def constant(value: Any, name: str | None = None, ndim: int | None = None, dtype
     return TensorConstant(TensorType(data.dtype.name, data.shape), data, name=name, weak=weak)
 
 
-def as_tensor_variable(x: Any, name: str | None = None, ndim: int | None = None, dtype: Any = None) -> TensorVariable:
+def as_tensor_variable(x: Any, name: str | None = None, ndim: int | None = None, dtype: Any = None,
+                       what: str = "as_tensor_variable") -> TensorVariable:
     """``x`` as a tensor Variable: variables pass through, values become constants.
 
     A list that contains variables is stacked. ``ndim`` checks (or, for
     constants, pads) the rank; ``dtype`` applies to new constants only.
+    ``what`` names ``x`` in errors: the operation and which of its inputs
+    (``"dot: input b"``), so that a wrong argument is named where it was given.
     """
     if isinstance(x, Apply):
         x = x.default_output()
     if isinstance(x, Variable):
         if not isinstance(x.type, TensorType):
-            raise TypeError(f"as_tensor_variable: {x} has type {x.type}, not a TensorType")
+            raise TypeError(f"{what}: expected a TensorType variable, received {x} of type {x.type}")
         if ndim is not None and x.ndim != ndim:
             raise ValueError(
-                f"as_tensor_variable: {x} has {x.ndim} dimensions ({x.type}), expected {ndim}"
+                f"{what}: {x} has {x.ndim} dimensions ({x.type}), expected {ndim}"
             )
         return x
     if isinstance(x, list | tuple) and any(isinstance(e, Variable) for e in _flatten(x)):
         from symlab.tensor.join import stack
 
-        return stack([as_tensor_variable(e) for e in x])
-    return constant(x, name=name, ndim=ndim, dtype=dtype)
+        return stack([as_tensor_variable(e, what=f"{what}[{k}]") for k, e in enumerate(x)])
+    return constant(x, name=name, ndim=ndim, dtype=dtype, what=what)
+
+
+def as_tensor_input(x: Any, op: Any, position: Any) -> TensorVariable:
+    """:func:`as_tensor_variable` for input ``position`` of ``op`` (an Op, or a function's name).
+
+    Its errors say which input of which operation received what: ``dot: input b: expected a tensor
+    Variable or a numeric value (...), received str 'abc'``. The message is only built when it is needed.
+    """
+    try:
+        return as_tensor_variable(x)
+    except (TypeError, ValueError):
+        return as_tensor_variable(x, what=f"{op}: input {position}")  # fails again, saying where
 
 
 def _flatten(seq: Sequence[Any]):

@@ -25,7 +25,7 @@ import numpy as np
 from symlab.graph.basic import Apply, Variable
 from symlab.graph.op import Op
 from symlab.scalar.basic import ScalarOp
-from symlab.tensor.basic import as_tensor_variable, is_weak
+from symlab.tensor.basic import as_tensor_input, as_tensor_variable, is_weak
 from symlab.tensor.type import TensorType
 
 #: Gradient rules of elemwise ops, by scalar op name:
@@ -151,7 +151,7 @@ class Elemwise(Op):
         if op.nin >= 0 and len(inputs) != op.nin:
             raise TypeError(f"{self} takes {op.nin} inputs, received {len(inputs)}")
         weak = [is_weak(i) for i in inputs]
-        tensors = [as_tensor_variable(i) for i in inputs]
+        tensors = [as_tensor_input(i, self, k) for k, i in enumerate(inputs)]
         dtype_args = [
             _weak_value(t) if w and not all(weak) else t.dtype for t, w in zip(tensors, weak)
         ]

@@ -24,7 +24,7 @@ import numpy as np
 from symlab.graph.basic import Apply, Variable
 from symlab.graph.null_type import DisconnectedType, disconnected
 from symlab.graph.op import Op
-from symlab.tensor.basic import as_tensor_variable, cast, constant, is_weak, normalize_axis
+from symlab.tensor.basic import as_tensor_input, as_tensor_variable, cast, constant, is_weak, normalize_axis
 from symlab.tensor.shape import _as_size, _is_int, _static_scalar, _vector_entry, expand_dims, shape_i
 from symlab.tensor.type import TensorType
 
@@ -43,7 +43,7 @@ class Join(Op):
     def make_node(self, *tensors: Any) -> Apply:
         if not tensors:
             raise ValueError(f"{self}: needs at least one tensor")
-        tensors = [as_tensor_variable(t) for t in tensors]
+        tensors = [as_tensor_input(t, self, k) for k, t in enumerate(tensors)]
         ndim = tensors[0].ndim
         for k, t in enumerate(tensors):
             if t.ndim != ndim:
@@ -203,7 +203,7 @@ def concatenate(tensors: Sequence[Any], axis: int = 0) -> Variable:
     >>> st.concatenate([x, y]).eval({x: [1.0], y: [2, 3]})
     array([1., 2., 3.])
     """
-    tensors = [as_tensor_variable(t) for t in tensors]
+    tensors = [as_tensor_input(t, "concatenate", k) for k, t in enumerate(tensors)]
     if not tensors:
         raise ValueError("concatenate: needs at least one tensor")
     if tensors[0].ndim == 0:
@@ -230,7 +230,7 @@ def stack(tensors: Sequence[Any], axis: int = 0) -> Variable:
     if not tensors:
         raise ValueError("stack: needs at least one tensor")
     weak = [is_weak(t) for t in tensors]
-    tensors = [as_tensor_variable(t) for t in tensors]
+    tensors = [as_tensor_input(t, "stack", k) for k, t in enumerate(tensors)]
     ndim = tensors[0].ndim
     for k, t in enumerate(tensors):
         if t.ndim != ndim:

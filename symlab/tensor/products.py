@@ -23,7 +23,7 @@ import numpy as np
 
 from symlab.graph.basic import Apply, Variable
 from symlab.graph.op import Op
-from symlab.tensor.basic import as_tensor_variable, cast, constant
+from symlab.tensor.basic import as_tensor_input, cast, constant
 from symlab.tensor.elemwise import DimShuffle
 from symlab.tensor.type import TensorType
 
@@ -69,7 +69,7 @@ class Dot(Op):
         return "dot"
 
     def make_node(self, a: Any, b: Any) -> Apply:
-        a, b = as_tensor_variable(a), as_tensor_variable(b)
+        a, b = as_tensor_input(a, self, "a"), as_tensor_input(b, self, "b")
         for name, x in (("first", a), ("second", b)):
             if x.ndim not in (1, 2):
                 raise TypeError(f"dot: the {name} input {x} ({x.type}) must be a vector or a matrix, has {x.ndim} "
@@ -125,7 +125,7 @@ def dot(a: Any, b: Any) -> Variable:
     array([[ 7., 10.],
            [15., 22.]])
     """
-    a, b = as_tensor_variable(a), as_tensor_variable(b)
+    a, b = as_tensor_input(a, "dot", "a"), as_tensor_input(b, "dot", "b")
     if a.ndim == 0 or b.ndim == 0:
         return a * b
     return _dot(a, b)
@@ -169,7 +169,7 @@ class MatMul(Op):
     __props__ = ()
 
     def make_node(self, a: Any, b: Any) -> Apply:
-        a, b = as_tensor_variable(a), as_tensor_variable(b)
+        a, b = as_tensor_input(a, self, "a"), as_tensor_input(b, self, "b")
         if a.ndim < 2 or b.ndim != a.ndim:
             raise TypeError(
                 f"{self}: expects two inputs of the same rank (at least 2), received {a} ({a.type}) "
@@ -232,7 +232,7 @@ def matmul(a: Any, b: Any) -> Variable:
     array([[6., 6., 6.],
            [6., 6., 6.]])
     """
-    a, b = as_tensor_variable(a), as_tensor_variable(b)
+    a, b = as_tensor_input(a, "matmul", "a"), as_tensor_input(b, "matmul", "b")
     for name, x in (("first", a), ("second", b)):
         if x.ndim == 0:
             raise ValueError(f"matmul: the {name} input {x} ({x.type}) is 0-d; matmul needs at least 1 dimension")
@@ -260,7 +260,7 @@ def outer(a: Any, b: Any) -> Variable:
     array([[  1.,  10., 100.],
            [  2.,  20., 200.]])
     """
-    a, b = as_tensor_variable(a), as_tensor_variable(b)
+    a, b = as_tensor_input(a, "outer", "a"), as_tensor_input(b, "outer", "b")
     for name, x in (("first", a), ("second", b)):
         if x.ndim > 1:
             raise TypeError(f"outer: the {name} input {x} ({x.type}) must be a vector, has {x.ndim} dimensions")
@@ -312,7 +312,7 @@ class TensorDot(Op):
         return [d for d in range(ndim) if d not in summed]
 
     def make_node(self, a: Any, b: Any) -> Apply:
-        a, b = as_tensor_variable(a), as_tensor_variable(b)
+        a, b = as_tensor_input(a, self, "a"), as_tensor_input(b, self, "b")
         for x, axes in ((a, self.axes_a), (b, self.axes_b)):
             if any(not 0 <= d < x.ndim for d in axes):
                 raise ValueError(f"{self}: axes {axes} out of range for {x} ({x.type})")
@@ -361,7 +361,7 @@ class TensorDot(Op):
 
 def tensordot(a: Any, b: Any, axes: Any = 2) -> Variable:
     """``np.tensordot``: sum products over ``axes`` (an int, or a pair of axis lists)."""
-    a, b = as_tensor_variable(a), as_tensor_variable(b)
+    a, b = as_tensor_input(a, "tensordot", "a"), as_tensor_input(b, "tensordot", "b")
     axes_a, axes_b = _normalize_tensordot_axes(a, b, axes)
     return TensorDot(axes_a, axes_b)(a, b)
 

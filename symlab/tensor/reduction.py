@@ -24,7 +24,7 @@ import numpy as np
 
 from symlab.graph.basic import Apply, Variable
 from symlab.graph.op import Op
-from symlab.tensor.basic import as_tensor_variable, normalize_axes
+from symlab.tensor.basic import as_tensor_input, as_tensor_variable, normalize_axes
 from symlab.tensor.elemwise import DimShuffle
 from symlab.tensor.type import TensorType
 
@@ -157,7 +157,7 @@ class Any(_Logical):
 
 
 def _reduce(cls: type[Reduce], x: AnyValue, axis: AnyValue, keepdims: bool, dtype: AnyValue = None) -> Variable:
-    x = as_tensor_variable(x)
+    x = as_tensor_input(x, cls.__name__.lower(), "x")
     if dtype is not None:
         from symlab.tensor.basic import cast
 
