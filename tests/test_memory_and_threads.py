@@ -130,40 +130,39 @@ def _drop_many(make, n: int) -> tuple[int, int]:
     return grown, sum(r() is not None for r in refs)
 
 
+def _make_graph(k: int) -> FunctionGraph:
+    inputs, out = _graph(k)
+    return FunctionGraph(inputs, [out])
+
+
+def _make_function(k: int):
+    inputs, out = _graph(k)
+    f = symlab.function(inputs, out, mode="NUMPY")
+    f(np.ones(3), np.ones(3))
+    return f
+
+
+def _make_trace(k: int):
+    _, out = _graph(k)
+    new, trace = rewrite_graph(out)
+    assert trace.replay(len(trace)) is not None  # a read of the trace, as the stepper does
+    return trace
+
+
+#: kind -> (what is made and dropped, how one is made)
+DROPPED_KINDS = {
+    "graphs": ("graphs (FunctionGraph) made", _make_graph),
+    "functions": ("compiled functions made, called", _make_function),
+    "traces": ("rewrite traces made, replayed", _make_trace),
+}
+
+
 @linux_only
-def test_dropped_graphs_are_collected():
-    def make(k):
-        inputs, out = _graph(k)
-        return FunctionGraph(inputs, [out])
-
-    grown, alive = _drop_many(make, DROPPED["graphs"])
-    report(f"{DROPPED['graphs']:,} graphs (FunctionGraph) made and dropped: {grown / 1e6:.2f} MB, {alive} alive")
-    assert alive == 0 and grown < 8_000_000
-
-
-@linux_only
-def test_dropped_functions_are_collected():
-    def make(k):
-        inputs, out = _graph(k)
-        f = symlab.function(inputs, out, mode="NUMPY")
-        f(np.ones(3), np.ones(3))
-        return f
-
-    grown, alive = _drop_many(make, DROPPED["functions"])
-    report(f"{DROPPED['functions']:,} compiled functions made, called and dropped: {grown / 1e6:.2f} MB, {alive} alive")
-    assert alive == 0 and grown < 8_000_000
-
-
-@linux_only
-def test_dropped_traces_are_collected():
-    def make(k):
-        _, out = _graph(k)
-        new, trace = rewrite_graph(out)
-        assert trace.replay(len(trace)) is not None  # a read of the trace, as the stepper does
-        return trace
-
-    grown, alive = _drop_many(make, DROPPED["traces"])
-    report(f"{DROPPED['traces']:,} rewrite traces made, replayed and dropped: {grown / 1e6:.2f} MB, {alive} alive")
+@pytest.mark.parametrize("kind", sorted(DROPPED_KINDS))
+def test_dropped_objects_are_collected(kind):
+    what, make = DROPPED_KINDS[kind]
+    grown, alive = _drop_many(make, DROPPED[kind])
+    report(f"{DROPPED[kind]:,} {what} and dropped: {grown / 1e6:.2f} MB, {alive} alive")
     assert alive == 0 and grown < 8_000_000
 
 
