@@ -21,9 +21,14 @@ operations a ``Composite`` runs on this machine instead:
 * a call with enough work (elements times instructions) splits its blocks
   among threads: the machine releases the GIL, so this needs no
   ``parallel=True`` compile (which would triple the machine's compile time);
-* each operation is the same expression as in the generated loop kernels
+* a function NumPy has a vectorised loop for (``exp``, ``tanh``, ``pow``...,
+  :mod:`~symlab.compile.numba.ufunc_loops`) is one call of that loop on the
+  block, as in the blocked kernels
+  (:mod:`~symlab.compile.numba.kernels_blocked`); the sigmoid calls NumPy's
+  ``exp`` loop the same way; every other operation is the expression of the
+  generated loop kernels
   (:func:`~symlab.compile.numba.kernels_elemwise.scalar_expression`), cast
-  to the same dtype, so both give the same numbers.
+  to the same dtype. See "Same numbers from both tiers" below.
 
 Only a ``Composite`` whose inputs, outputs and inner variables all have one
 float dtype (``float32`` or ``float64``) and whose operations are all in the
@@ -37,17 +42,84 @@ machine runs here; anything else keeps the generated loop.
 ['exp', 'mul', 'add']
 >>> program.n_registers, program.constants.tolist()
 (4, [1.5])
+
+Same numbers from both tiers
+----------------------------
+
+Tiered compilation runs a function's first calls on the NumPy backend (each
+op's ``perform``; a fused ``Composite`` evaluates its inner nodes in order,
+on whole arrays, by the ops' NumPy implementations) and later calls on the
+machine code, so both must give the same bits. The machine does, for every
+op it has except SciPy's special functions (below):
+
+* NumPy computes ``exp``, ``log1p``, ``sin``, ``tanh``... (float64 and
+  float32) with its own vectorised code (SIMD, SVML on AVX-512), which
+  differs from the C library's in the last bit for some inputs (``tanh``:
+  about one value in five on float64). The machine calls NumPy's loops,
+  never the C library's functions, for all of them, for ``pow`` and
+  ``arctan2`` (with the exponent's stride 0 where NumPy's iterator has it:
+  a constant, or a value computed from inputs broadcast from one element,
+  since NumPy's ``power`` squares an exponent 2 given so instead of calling
+  ``pow``), and for the ``exp`` of the sigmoid;
+* arithmetic, comparisons, rounding, ``sqrt``, ``softplus`` (NumPy's
+  ``logaddexp`` calls the C library too) and the rest are correctly rounded
+  or computed by the same C functions in both tiers.
+
+The generated loop kernels (:mod:`~symlab.compile.numba.kernels_elemwise`,
+:mod:`~symlab.compile.numba.kernels_blocked`) give NumPy's bits for every
+op of :data:`~symlab.scalar.basic.SCALAR_OPS` on every dtype (integer ones
+included: an integer input of a float function is cast first, as NumPy
+casts it) except the ones below. Two are binary functions they compute
+inline, element by element, with the C library: NumPy's loop called on one
+element at a time gives NumPy's bits (its loops compute each element from
+its value alone) but was measured at 40-90 ns an element, 3 to 5 times the C
+library's; a blocked stage for binary loops in
+:mod:`~symlab.compile.numba.kernels_blocked` would give them at NumPy's
+speed, as the machine does.
+
+Where the tiers differ (measured, and tested with these numbers, by
+``tests/test_compile_tier_bits.py`` on random and special inputs). Ulps are
+of ``max(|y|, 1)``, ``|got - want| / (eps * max(|want|, 1))``: of the
+result, or of 1 for results below 1 (``gammaln`` and ``psi`` have zeros,
+``erfc`` a tiny tail, where a relative error means nothing); both results
+finite and of normal size:
+
+============  =======  =======  =================================================================
+op            float64  float32  tiers, and why
+============  =======  =======  =================================================================
+``pow``       1        1        generated kernels: the C library's ``pow``, NumPy's SVML loop
+``arctan2``   1        2        generated kernels: the C library's ``atan2``, NumPy's SVML loop
+``erf``       2        1        both: SciPy's cephes/xsf against the C library's ``erf``
+``erfc``      2        1        both: as ``erf`` (SciPy's relative error grows as x**2: 500 ulps of
+                                the result at x = 26)
+``gamma``     6        4        both: as ``erf`` (``tgamma``)
+``gammaln``   4        3        both: as ``erf`` (``lgamma``)
+``psi``       64       1        both: SciPy's against symlab's series; float64: 8 for x > 0, 64 for
+                                x < 0 at least 0.1 from a pole, unbounded nearer: SciPy's reflection
+                                loses digits there (psi(-0.999999999): SciPy -999999925.5, exact
+                                -1000000027.9)
+============  =======  =======  =================================================================
+
+Beyond the domain they also differ in kind: SciPy's ``erfc`` and ``gamma``
+underflow to 0 where the C library gives subnormal numbers (``erfc(27.0)``,
+``gamma(-170.75)``), SciPy's ``gammaln`` is ``inf`` at subnormal inputs (the
+C library: 744.44 at 5e-324) and ``-inf`` at ``-inf`` (``inf``), and
+``pow`` and ``arctan2`` may differ by an ulp of a subnormal result. Giving
+SciPy's bits would need SciPy's compiled functions called from the machine
+code, registered before any cached code is loaded, in every process that
+runs such a kernel.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from time import perf_counter
 from typing import Any
 
 import numpy as np
 
 from symlab.compile.numba.kernels_elemwise import HELPERS, scalar_expression
+from symlab.compile.numba.ufunc_table import AVAILABLE, BINARY_AVAILABLE
 from symlab.graph.basic import Apply, Constant, Variable
 from symlab.scalar.basic import SCALAR_OPS, Cast, ScalarOp, scalar_op
 from symlab.scalar.composite import Composite
@@ -104,21 +176,49 @@ def vm_source(dtype: str, ops: frozenset[str] | None = None) -> str:
         raise ValueError(f"vm_source: the machine has no operations {sorted(unknown)} on {dtype}")
     names = sorted(supported_ops(dtype) if ops is None else ops, key=OPCODES.__getitem__)
     helpers: set[str] = set()
-    branches = []
-    regs = ["ra[j]", "rb[j]", "rc[j]"]
-    for name in names:
-        op = scalar_op(name)
-        expr = scalar_expression(op, regs[: op.nin], [dtype] * op.nin, dtype, helpers)
-        fetch = "".join(f"                {r} = R[code[i, {2 + k}]]\n" for k, r in enumerate(["ra", "rb", "rc"][: op.nin]))
-        branches.append(
-            f"            elif op == {OPCODES[name]}:  # {name}\n{fetch}                for j in range(m):\n"
-            f"                    ro[j] = {expr}\n"
-        )
+    branches = [f"            elif op == {OPCODES[name]}:  # {name}\n" + _branch_body(name, dtype, helpers) for name in names]
     decorator = '@numba.njit(cache=True, nogil=True, fastmath=False, error_model="numpy")\n'
     helper_source = "".join(decorator + HELPERS[h] + "\n" for h in sorted(helpers))
     header = f"# Generated by symlab.compile.numba.elemwise_vm: the register machine for {dtype}.\n"
     machine = _MACHINE.replace("DTYPE", dtype).replace("            # BRANCHES\n", "".join(branches))
-    return header + "import math\n\nimport numba\nimport numpy as np\n\n\n" + helper_source + machine
+    # ufunc_loops registers the symbols of NumPy's loops the machine code calls (before any cached code loads)
+    imports = "import math\n\nimport numba\nimport numpy as np\n\nfrom symlab.compile.numba import ufunc_loops\n\n\n"
+    return header + imports + helper_source + machine
+
+
+#: The body of the sigmoid's branch: NumPy's ``exp`` loop on ``-|a|`` in the scratch row ``S``, then NumPy's
+#: ``where(a >= 0, 1 / (1 + e), e / (1 + e))`` in the dtype (``_sigmoid`` in :mod:`symlab.scalar.basic`).
+_SIGMOID = """\
+                ra = R[code[i, 2]]
+                for j in range(m):
+                    S[j] = -abs(ra[j])
+                ufunc_loops.exp_DTYPE(S[:m], S[:m])
+                one = np.DTYPE(1)
+                for j in range(m):
+                    e = S[j]
+                    ro[j] = one / (one + e) if ra[j] >= 0 else e / (one + e)
+"""
+
+
+def _branch_body(name: str, dtype: str, helpers: set[str]) -> str:
+    """The code of op ``name``'s branch of ``vm_run``: the block's ``m`` elements of ``ro`` from the operands.
+
+    A function NumPy has a loop for is one call of that loop on the block (NumPy's bits, and faster than the
+    C library's function element by element); a binary loop reads its second operand with stride 0 where the
+    instruction's fifth column says NumPy would (see :meth:`Program.code_for`).
+    """
+    indent = " " * 16
+    if (name, dtype) in AVAILABLE:
+        return f"{indent}ufunc_loops.{name}_{dtype}(R[code[i, 2]][:m], ro[:m])\n"
+    if (name, dtype) in BINARY_AVAILABLE:
+        return f"{indent}ufunc_loops.{name}_{dtype}(R[code[i, 2]][:m], R[code[i, 3]][:m], ro[:m], code[i, 4])\n"
+    if name == "sigmoid" and ("exp", dtype) in AVAILABLE:
+        return _SIGMOID.replace("DTYPE", dtype)
+    op = scalar_op(name)
+    regs = ["ra[j]", "rb[j]", "rc[j]"][: op.nin]
+    expr = scalar_expression(op, regs, [dtype] * op.nin, dtype, helpers)
+    fetch = "".join(f"{indent}{r} = R[code[i, {2 + k}]]\n" for k, r in enumerate(["ra", "rb", "rc"][: op.nin]))
+    return f"{fetch}{indent}for j in range(m):\n{indent}    ro[j] = {expr}\n"
 
 
 #: The machine: ``vm_run`` runs the program on the blocks ``first .. stop-1`` (with its own registers) and
@@ -130,6 +230,7 @@ def vm_run(code, constants, constant_registers, input_registers, output_register
            first, stop):
     n = Y.shape[1]
     R = np.empty((n_registers, block), np.DTYPE)
+    S = np.empty(block, np.DTYPE)  # scratch of the ops that take several steps (the sigmoid)
     for k in range(constant_registers.size):
         rk = R[constant_registers[k]]
         c = constants[k]
@@ -231,6 +332,29 @@ class Program:
     n_registers: int
     #: The scalar op names the program uses (the machine it needs has these branches).
     ops: frozenset[str]
+    #: ``(instruction, inputs)`` of each binary NumPy loop (``pow``, ``arctan2``): the inputs its second operand
+    #: is computed from (none: a constant). See :meth:`code_for`.
+    second_operands: tuple[tuple[int, frozenset[int]], ...] = ()
+    #: :meth:`code_for`'s codes, by the inputs' pattern.
+    _codes: dict[tuple[bool, ...], np.ndarray] = field(default_factory=dict, repr=False, compare=False)
+
+    def code_for(self, uniform: tuple[bool, ...]) -> np.ndarray:
+        """The code for inputs of which ``uniform[k]`` says whether input ``k`` is broadcast from one element.
+
+        NumPy's iterator gives such an operand, and any value computed from such operands and constants
+        alone, stride 0, and NumPy's ``power`` loop computes an exponent 2, 0.5 or -1 given so as ``x*x``,
+        ``sqrt(x)``, ``1/x`` (other bits than its ``pow``). The fifth column of a binary loop's row is 1 where
+        its second operand is such a value, and the machine then passes that operand with stride 0 too.
+        """
+        if not self.second_operands:
+            return self.code
+        got = self._codes.get(uniform)
+        if got is None:
+            got = self.code.copy()
+            for row, inputs in self.second_operands:
+                got[row, 4] = all(uniform[k] for k in inputs)
+            self._codes[uniform] = got
+        return got
 
     @property
     def block(self) -> int:
@@ -294,20 +418,27 @@ def translate(composite: Composite, dtype: str) -> Program:
     for k, node in enumerate(nodes):
         for v in node.inputs:
             last_use[v] = k
+    second_operands = _second_operands(composite, dtype)
     keep = set(composite.outputs)
     free: list[int] = []
     n_registers = n_fixed
     code = np.zeros((len(nodes), 5), dtype=np.int64)
+    binary_loops = {row for row, _ in second_operands}
     for k, node in enumerate(nodes):
         args = [register[v] for v in node.inputs]
-        for v in dict.fromkeys(node.inputs):  # registers whose last reader is this node are free again
-            if last_use.get(v) == k and v not in keep and v.owner is not None:
-                free.append(register[v])
+        dying = [  # registers whose last reader is this node are free again
+            register[v] for v in dict.fromkeys(node.inputs) if last_use.get(v) == k and v not in keep and v.owner is not None
+        ]
+        # A binary NumPy loop may read its second operand with stride 0, at its first element, for the whole block:
+        # writing into that register would change the operand under the loop, so it is freed after the target.
+        late = [args[1]] if k in binary_loops and args[1] in dying else []
+        free += [r for r in dying if r not in late]
         if free:
             target = free.pop()
         else:
             target = n_registers
             n_registers += 1
+        free += late
         register[node.outputs[0]] = target
         opcode = OPCODES["copy"] if isinstance(node.op, Cast) else OPCODES[node.op.name]
         code[k, 0], code[k, 1] = opcode, target
@@ -323,7 +454,20 @@ def translate(composite: Composite, dtype: str) -> Program:
         np.array([register[o] for o in composite.outputs], dtype=np.int64),
         max(n_registers, 1),
         frozenset(OPCODE_NAMES[c] for c in code[:, 0] if c != 0),
+        second_operands,
     )
+
+
+def _second_operands(composite: Composite, dtype: str) -> tuple[tuple[int, frozenset[int]], ...]:
+    """``(node index, inputs its second operand is computed from)`` of each node of a binary NumPy loop."""
+    loops = [k for k, node in enumerate(composite.nodes) if (node.op.name, dtype) in BINARY_AVAILABLE]
+    if not loops:
+        return ()
+    sources: dict[Variable, frozenset[int]] = {v: frozenset([k]) for k, v in enumerate(composite.inputs)}
+    none: frozenset[int] = frozenset()
+    for node in composite.nodes:
+        sources[node.outputs[0]] = none.union(*(sources.get(v, none) for v in node.inputs))
+    return tuple((k, sources.get(composite.nodes[k].inputs[1], none)) for k in loops)
 
 
 def vm_program(node: Apply) -> Program | None:
@@ -359,14 +503,14 @@ def vm_callable(node: Apply, program: Program, machine: VMLoad) -> Any:
     n_in, n_out = len(node.inputs), len(node.outputs)
     block = program.block
     n_instructions = max(len(program.code), 1)
-    args = (
-        program.code,
+    rest = (
         program.constants,
         program.constant_registers,
         program.input_registers,
         program.output_registers,
         program.n_registers,
     )
+    fixed = (program.code, *rest)
     vm = machine.function
 
     def run(*values: Any) -> list[np.ndarray]:
@@ -374,6 +518,11 @@ def vm_callable(node: Apply, program: Program, machine: VMLoad) -> Any:
         check_runtime_broadcast(node, values)  # the same refusal, and message, as Elemwise.perform
         shape = np.broadcast_shapes(*(v.shape for v in values))
         size = int(np.prod(shape))
+        if program.second_operands:  # which inputs NumPy would read with stride 0 (0-d, or broadcast)
+            code = program.code_for(tuple(v.ndim == 0 or (v.size == 1 and size > 1) for v in values))
+            args = (code, *rest)
+        else:
+            args = fixed
         X = np.empty((n_in, size), dtype=dtype)
         for k, value in enumerate(values):
             X[k].reshape(shape)[...] = value  # broadcasts, and reads any layout

@@ -19,6 +19,11 @@ cached code is loaded (every generated module imports this one).
 A ufunc or dtype without a loop in :data:`AVAILABLE` is computed inline by
 the kernel generators instead.
 
+``<name>_<dtype>(a, b, dst, uniform)`` runs a binary loop of
+:data:`BINARY_AVAILABLE` (``pow``, ``arctan2``) on blocks; ``uniform`` true
+passes ``b`` with stride 0, as NumPy's iterator passes an operand broadcast
+from one value (NumPy's ``power`` takes shortcuts for some such exponents).
+
 ``sum_<dtype>(src)`` returns the sum of a 1-d array by NumPy's ``add`` loop
 called in its reduce mode: pairwise summation, the bits of ``np.sum`` along
 a contiguous axis, and several times faster than a plain loop, whose every
@@ -37,6 +42,7 @@ from numba.extending import intrinsic
 
 from symlab.compile.numba.ufunc_table import (
     AVAILABLE,
+    BINARY_AVAILABLE,
     DTYPES,
     REDUCE_AVAILABLE,
     UFUNCS,
@@ -47,7 +53,7 @@ from symlab.compile.numba.ufunc_table import (
 
 # --- the Numba side: symbols for LLVM, and one intrinsic per loop ------------------------------
 
-for (_name, _dtype), _address in (AVAILABLE | REDUCE_AVAILABLE).items():
+for (_name, _dtype), _address in (AVAILABLE | BINARY_AVAILABLE | REDUCE_AVAILABLE).items():
     llvm.add_symbol(symbol(_name, _dtype), _address)
 
 
@@ -96,6 +102,39 @@ for (_name, _dtype) in AVAILABLE:
     globals()[f"{_name}_{_dtype}"] = _make_intrinsic(_name, _dtype)
 
 
+def _make_binary_intrinsic(name: str, dtype: str) -> Any:
+    """``<name>_<dtype>(a, b, dst, uniform)``: the binary loop on 1-d arrays of ``dtype`` over ``len(a)`` elements
+    (``b`` and ``dst`` at least as long, or ``b`` read at ``b[0]`` alone when ``uniform`` is true; ``dst`` may be
+    ``a`` or ``b``)."""
+    sym = symbol(name, dtype)
+    numba_dtype = getattr(types, dtype)
+
+    def typer(typingctx, a, b, dst, uniform):  # type: ignore[no-untyped-def]
+        for arr in (a, b, dst):
+            if not (isinstance(arr, types.Array) and arr.ndim == 1 and arr.dtype == numba_dtype):
+                return None
+        if not dst.mutable or not isinstance(uniform, types.Integer | types.Boolean):
+            return None
+
+        def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+            arrays = [context.make_array(t)(context, builder, v) for t, v in zip(signature.args[:3], args[:3])]
+            strides = [builder.extract_value(arr.strides, 0) for arr in arrays]
+            flag = context.cast(builder, args[3], signature.args[3], types.boolean)
+            strides[1] = builder.select(flag, ir.Constant(strides[1].type, 0), strides[1])
+            n = builder.extract_value(arrays[0].shape, 0)
+            _call_loop(context, builder, sym, [arr.data for arr in arrays], n, strides)
+            return context.get_dummy_value()
+
+        return types.none(a, b, dst, uniform), codegen
+
+    typer.__name__ = f"{name}_{dtype}"
+    return intrinsic(typer)
+
+
+for (_name, _dtype) in BINARY_AVAILABLE:
+    globals()[f"{_name}_{_dtype}"] = _make_binary_intrinsic(_name, _dtype)
+
+
 def _make_sum_intrinsic(dtype: str) -> Any:
     """``sum_<dtype>(src)``: the sum of a 1-d array of ``dtype`` (any stride), by NumPy's pairwise ``add``
     loop in reduce mode: the same bits as ``np.sum`` along a contiguous axis."""
@@ -126,4 +165,13 @@ for (_name, _dtype) in REDUCE_AVAILABLE:
     globals()[f"sum_{_dtype}"] = _make_sum_intrinsic(_dtype)
 
 
-__all__ = ["AVAILABLE", "DTYPES", "REDUCE_AVAILABLE", "UFUNCS", "call_loop_from_python", "loop_address", "symbol"]
+__all__ = [
+    "AVAILABLE",
+    "BINARY_AVAILABLE",
+    "DTYPES",
+    "REDUCE_AVAILABLE",
+    "UFUNCS",
+    "call_loop_from_python",
+    "loop_address",
+    "symbol",
+]

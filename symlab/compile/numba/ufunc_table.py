@@ -20,6 +20,21 @@ array([1.        , 2.71828183])
 
 Sums call NumPy's ``add`` loop in its reduce mode (pairwise summation, the
 bits of ``np.sum``): :data:`REDUCE_AVAILABLE`, :func:`sum_from_python`.
+
+Two binary functions have vectorised loops too (``pow`` and ``arctan2``):
+:data:`BINARY_AVAILABLE`. NumPy's ``power`` loop looks at the exponent's
+*stride*: an exponent broadcast from one value (stride 0) takes shortcuts for
+a few values (NumPy 2.4: 2, 0.5 and -1 give ``x*x``, ``sqrt(x)``, ``1/x``),
+which can differ in the last bit from the vectorised ``pow`` every other
+exponent gets; so a caller passes stride 0 exactly where NumPy's iterator
+would (:func:`call_binary_loop_from_python`):
+
+>>> x = np.array([0.1 * k for k in range(1, 400)])
+>>> two = np.full_like(x, 2.0)
+>>> bool((call_binary_loop_from_python("pow", x, two, uniform=True) == np.power(x, 2.0)).all())
+True
+>>> bool((call_binary_loop_from_python("pow", x, two) == np.power(x, two)).all())
+True
 """
 
 from __future__ import annotations
@@ -36,6 +51,8 @@ UFUNCS: dict[str, np.ufunc] = {
         "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh",
     )
 }
+#: symlab scalar op name -> binary NumPy ufunc whose inner loop computes it.
+BINARY_UFUNCS: dict[str, np.ufunc] = {"pow": np.power, "arctan2": np.arctan2}
 #: Float dtypes the loops are taken for.
 DTYPES = ("float32", "float64")
 
@@ -108,6 +125,14 @@ for _name, _ufunc in UFUNCS.items():
         if _address:
             AVAILABLE[(_name, _dtype)] = _address
 
+#: (name, dtype) -> address of NumPy's loop ``(dtype, dtype) -> dtype`` of a binary function in :data:`BINARY_UFUNCS`.
+BINARY_AVAILABLE: dict[tuple[str, str], int] = {}
+for _name, _ufunc in BINARY_UFUNCS.items():
+    for _dtype in DTYPES:
+        _address = _typed_loop(_ufunc, _dtype, 2)
+        if _address:
+            BINARY_AVAILABLE[(_name, _dtype)] = _address
+
 #: (name, dtype) -> address of the loop a sum calls (see :func:`reduce_loop_address`).
 REDUCE_AVAILABLE: dict[tuple[str, str], int] = {}
 for _dtype in DTYPES:
@@ -136,6 +161,27 @@ def call_loop_from_python(name: str, x: np.ndarray) -> np.ndarray:
     return out
 
 
+def call_binary_loop_from_python(name: str, a: np.ndarray, b: np.ndarray, uniform: bool = False) -> np.ndarray:
+    """Run the registered binary loop of ``name`` on contiguous 1-d arrays of one dtype (for tests and doctests).
+
+    ``uniform``: pass ``b`` with stride 0 (only ``b[0]`` is read), as NumPy's iterator passes an operand
+    broadcast from a single value.
+    """
+    a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
+    if a.ndim != 1 or b.dtype != a.dtype or b.size < (1 if uniform else a.size):
+        raise ValueError(
+            f"call_binary_loop_from_python: b must be a 1-d {a.dtype} array of at least "
+            f"{1 if uniform else a.size} elements (a: {a.dtype}{a.shape}), received {b.dtype}{b.shape}"
+        )
+    out = np.empty_like(a)
+    fn = _LoopType(BINARY_AVAILABLE[(name, a.dtype.name)])
+    args = (ctypes.c_void_p * 3)(a.ctypes.data, b.ctypes.data, out.ctypes.data)
+    dims = (ctypes.c_ssize_t * 1)(a.size)
+    steps = (ctypes.c_ssize_t * 3)(a.itemsize, 0 if uniform else b.itemsize, out.itemsize)
+    fn(args, dims, steps, None)
+    return out
+
+
 def sum_from_python(x: np.ndarray) -> np.generic:
     """The sum of a 1-d float array by NumPy's ``add`` loop in reduce mode (for tests and doctests).
 
@@ -154,9 +200,12 @@ def sum_from_python(x: np.ndarray) -> np.generic:
 
 __all__ = [
     "AVAILABLE",
+    "BINARY_AVAILABLE",
+    "BINARY_UFUNCS",
     "DTYPES",
     "REDUCE_AVAILABLE",
     "UFUNCS",
+    "call_binary_loop_from_python",
     "call_loop_from_python",
     "loop_address",
     "reduce_loop_address",
