@@ -22,6 +22,16 @@ Scalar ops without an expression template (``sigmoid``, ``softplus``,
 ``psi``) call small helper functions given in the source (a numerically
 stable sigmoid, ``max(x, 0) + log1p(exp(-|x|))``...).
 
+Before its kernel is generated, the node's scalar computation is written the
+way NumPy computes it (:func:`numpy_equivalent`), so that the kernel gives
+the NumPy backend's bits: an input of another dtype than a float result is
+cast to the result's dtype first (NumPy runs the loop of the result's dtype
+on cast inputs: ``exp`` of an ``int16`` is ``float32``'s ``exp``, where
+Numba would compute a ``float64`` and round it), and the sigmoid becomes
+NumPy's formula, whose ``exp`` the blocked kernels compute by NumPy's loop.
+The ops whose bits still differ are listed in "Same numbers from both
+tiers" in :mod:`~symlab.compile.numba.elemwise_vm`.
+
 Large fused loops that do real work per element (a transcendental function,
 or several operations) also get a parallel flat loop (``numba.prange``,
 ``parallel=True``) used from :data:`PARALLEL_MIN_SIZE` elements on: measured on
@@ -69,8 +79,9 @@ import numpy as np
 
 from symlab.compile.numba.kernels import Kernel, NoKernel, kernel_for, register_kernel
 from symlab.graph.basic import Apply, Constant, Variable
-from symlab.scalar.basic import Cast, ScalarOp
+from symlab.scalar.basic import Cast, ScalarOp, as_scalar, scalar_op
 from symlab.scalar.composite import Composite
+from symlab.scalar.type import get_scalar_type
 from symlab.tensor.elemwise import Elemwise
 
 #: Number of elements from which an expensive fused loop runs in parallel.
@@ -95,31 +106,52 @@ HELPERS = {
     "psi": '''def _shared_psi(x):
     if x != x or x == -math.inf:
         return math.nan
-    if x <= 0.0 and x == math.floor(x):
-        return math.nan
+    if x == 0.0:
+        return -math.copysign(math.inf, x)  # SciPy's psi: -inf at 0.0, inf at -0.0
     result = 0.0
     if x < 0.0:
-        result -= math.pi / math.tan(math.pi * x)
+        p = np.floor(x)  # (math.floor gives an int64, wrong beyond 2**63)
+        if p == x:
+            return math.nan  # a pole
+        # the reflection's cotangent from the fractional part, exact (pi * x would lose it for a large |x|)
+        frac = x - p
+        if frac > 0.5:
+            frac = x - (p + 1.0)  # from x again: 1 - frac would round off a tiny x
+        if frac != 0.5:
+            result -= math.pi / math.tan(math.pi * frac)
         x = 1.0 - x
-    while x < 10.0:  # the asymptotic series below is then accurate to about 1e-14
+    while x < 10.0:  # the asymptotic series below is then accurate to about 1e-17
         result -= 1.0 / x
         x += 1.0
     f = 1.0 / (x * x)
-    t = f * (-1.0 / 12 + f * (1.0 / 120 + f * (-1.0 / 252 + f * (1.0 / 240 + f * (-1.0 / 132)))))
+    t = f * (1.0 / 240 + f * (-1.0 / 132 + f * (691.0 / 32760 + f * (-1.0 / 12))))
+    t = f * (-1.0 / 12 + f * (1.0 / 120 + f * (-1.0 / 252 + t)))
     return result + math.log(x) - 0.5 / x + t
 ''',
 }
 
-#: Expression templates that differ from ``ScalarOp.expr`` in Numba (NaN propagation, bool semantics).
+#: Expression templates that differ from ``ScalarOp.expr`` in Numba (NaN propagation, bool semantics). Of two
+#: equal values NumPy's ``maximum``, ``minimum`` (and ``clip``) return the second (``maximum(0.0, -0.0)`` is
+#: -0.0), Numba's the first: hence the swapped arguments.
 OVERRIDES = {
-    "maximum": "np.maximum({0}, {1})",
-    "minimum": "np.minimum({0}, {1})",
-    "clip": "np.minimum(np.maximum({0}, {1}), {2})",
+    "maximum": "np.maximum({1}, {0})",
+    "minimum": "np.minimum({1}, {0})",
+    "clip": "np.minimum({2}, np.maximum({1}, {0}))",
     "round": "np.rint({0})",
     "sigmoid": "_shared_sigmoid({0})",
     "softplus": "_shared_softplus({0})",
     "psi": "_shared_psi({0})",
 }
+
+#: Expression templates of integer dtypes where Numba's meaning of ``OVERRIDES`` or ``ScalarOp.expr`` is not
+#: NumPy's: ``np.sign`` of an unsigned number wraps its -1; ``1 / x`` of an unsigned 0 is inf, which NumPy's C
+#: cast makes 0; ``np.rint`` goes through float64 (and loses int64's low bits), where NumPy returns the integer;
+#: Numba's ``x // -1`` of the smallest int64 is 0, NumPy's wraps to the smallest int64 (as ``-x`` does).
+UNSIGNED_OVERRIDES = {"sign": "({0} > 0)", "reciprocal": "({0} == 1)"}
+SIGNED_OVERRIDES = {"int_div": "(-{0} if {1} == -1 else {0} // {1})"}
+INTEGER_OVERRIDES = {"round": "{0}"}
+#: The same for floats: Numba's ``np.sign(-0.0)`` is -0.0, NumPy's 0.0.
+FLOAT_OVERRIDES = {"sign": "(np.sign({0}) + 0.0)"}
 
 _UNSUPPORTED_KINDS = "cVOSUmM"
 
@@ -140,8 +172,17 @@ def scalar_expression(op: ScalarOp, args: list[str], in_dtypes: list[str], out_d
             return f"({args[0]} != 0)"
         return f"{_np_type(out_dtype)}({args[0]})"
     name = op.name
+    kind = np.dtype(in_dtypes[0]).kind if in_dtypes else "f"
     if name == "invert" and in_dtypes[0] == "bool":
         body = f"(not {args[0]})"
+    elif kind == "u" and name in UNSIGNED_OVERRIDES:
+        body = UNSIGNED_OVERRIDES[name].format(*args)
+    elif kind == "i" and name in SIGNED_OVERRIDES and np.dtype(out_dtype).kind == "i":
+        body = SIGNED_OVERRIDES[name].format(*args)
+    elif kind in "iub" and name in INTEGER_OVERRIDES:
+        body = INTEGER_OVERRIDES[name].format(*args)
+    elif kind == "f" and name in FLOAT_OVERRIDES:
+        body = FLOAT_OVERRIDES[name].format(*args)
     elif name in OVERRIDES:
         body = OVERRIDES[name].format(*args)
         if name in HELPERS:
@@ -188,6 +229,77 @@ def scalar_body(op: ScalarOp, inputs: list[str], in_dtypes: list[str], out_dtype
         else:
             results.append(names[out])
     return lines, results
+
+
+def numpy_equivalent(op: ScalarOp, in_dtypes: list[str]) -> ScalarOp:
+    """``op`` on inputs of ``in_dtypes`` written as NumPy computes it (``op`` itself when nothing changes).
+
+    * a float result of inputs of another dtype: the inputs are cast to the result's dtype first, as NumPy
+      casts them to run the result's loop (not ``switch``'s condition nor ``second``'s ignored first input;
+      comparisons and logic have bool results);
+    * ``sigmoid(x)`` on a float result with NumPy's ``exp`` loop: ``where(x >= 0, 1 / (1 + e), e / (1 + e))``
+      of ``e = exp(-|x|)`` in the result's dtype (``_sigmoid`` in :mod:`symlab.scalar.basic`), so that a
+      blocked kernel computes the ``exp`` by NumPy's loop.
+
+    >>> import symlab.scalar as ss
+    >>> i = ss.int16("i")
+    >>> numpy_equivalent(Composite([i], [ss.exp(i)]), ["int16"])
+    Composite{exp(Cast{float32}(i0))}
+    """
+    if isinstance(op, Composite):
+        inputs, outputs, nodes = op.inputs, op.outputs, op.nodes
+    else:
+        inputs = [get_scalar_type(d)(f"i{k}") for k, d in enumerate(in_dtypes)]
+        outputs = [op(*inputs)]
+        nodes = [outputs[0].owner]
+    if not any(_casts(node) or _is_numpy_sigmoid(node) for node in nodes):
+        return op
+    new: dict[Variable, Variable] = {v: get_scalar_type(v.type.dtype)(f"i{k}") for k, v in enumerate(inputs)}
+    for node in nodes:
+        args = [v if isinstance(v, Constant) else new[v] for v in node.inputs]
+        dtype = node.outputs[0].type.dtype
+        for k in _casts(node):
+            args[k] = Cast(dtype)(args[k])
+        result = _numpy_sigmoid(args[0], dtype) if _is_numpy_sigmoid(node) else node.op(*args)
+        if result.type.dtype != dtype:  # cast inputs cannot change a result's dtype; refuse if they did
+            raise NoKernel(f"{op}: {node.op} of inputs cast to {dtype} gives {result.type.dtype}")
+        new[node.outputs[0]] = result
+    return Composite([new[v] for v in inputs], [v if isinstance(v, Constant) else new[v] for v in outputs])
+
+
+def _casts(node: Apply) -> list[int]:
+    """The inputs of scalar ``node`` that NumPy casts to its float result's dtype (see :func:`numpy_equivalent`)."""
+    dtype = node.outputs[0].type.dtype
+    if isinstance(node.op, Cast) or np.dtype(dtype).kind != "f":
+        return []
+    first = 1 if node.op.name in ("switch", "second") else 0
+    return [k for k in range(first, len(node.inputs)) if node.inputs[k].type.dtype != dtype]
+
+
+def _is_numpy_sigmoid(node: Apply) -> bool:
+    """Whether scalar ``node`` is a sigmoid that :func:`numpy_equivalent` writes as NumPy's formula."""
+    from symlab.compile.numba.ufunc_table import AVAILABLE
+
+    op = node.op
+    return type(op) is ScalarOp and op.name == "sigmoid" and ("exp", node.outputs[0].type.dtype) in AVAILABLE
+
+
+def _numpy_sigmoid(x: Variable, dtype: str) -> Variable:
+    """NumPy's sigmoid of ``x`` (of ``dtype``): ``where(x >= 0, 1 / (1 + e), e / (1 + e))``, ``e = exp(-|x|)``."""
+    zero, one = (as_scalar(np.asarray(c, dtype=dtype)[()]) for c in (0, 1))
+    op = scalar_op
+    e = op("exp")(op("neg")(op("abs")(x)))
+    denominator = op("add")(one, e)
+    return op("switch")(op("ge")(x, zero), op("true_div")(one, denominator), op("true_div")(e, denominator))
+
+
+def numpy_equivalent_node(op: Elemwise, node: Apply) -> tuple[Elemwise, Apply]:
+    """``(op, node)`` with the scalar op replaced by :func:`numpy_equivalent` (a copy of the node, same types)."""
+    scalar = numpy_equivalent(op.scalar_op, [v.type.dtype for v in node.inputs])
+    if scalar is op.scalar_op:
+        return op, node
+    new_op = Elemwise(scalar, dict(op.inplace_pattern))
+    return new_op, Apply(new_op, [v.type() for v in node.inputs], [o.type() for o in node.outputs])
 
 
 def _ops_of(op: ScalarOp) -> list[ScalarOp]:
@@ -256,6 +368,7 @@ def elemwise_kernel(op: Elemwise, node: Apply, name: str) -> Kernel:
     """
     from symlab.compile.numba.kernels_blocked import blocked_kernel, uses_loops
 
+    op, node = numpy_equivalent_node(op, node)
     if uses_loops(node):
         return blocked_kernel(op, node, name)
     ins, outs = node.inputs, node.outputs
@@ -353,6 +466,8 @@ __all__ = [
     "elemwise_kernel",
     "input_kinds",
     "kernel_for",
+    "numpy_equivalent",
+    "numpy_equivalent_node",
     "scalar_body",
     "scalar_expression",
     "sizes_and_outputs",
