@@ -388,7 +388,12 @@ def blocked_kernel(op: Elemwise, node: Apply, name: str) -> Kernel:
         body = [f"    f{k} = a{k}[{zeros}]" if broadcast[k] else f"    f{k} = flat_input(a{k})" for k in range(n_in)]
         for k in range(n_out):
             flat_out = f"out{k}" if nd == 1 else f"out{k}.reshape(out{k}.size)"  # a fresh output is C-contiguous
-            body.append(f"    g{k} = f{destroyed[k]}" if k in destroyed else f"    g{k} = {flat_out}")
+            if k in destroyed and broadcast[destroyed[k]]:
+                # the input it overwrites holds one element (0-d, or every dimension of size 1), which ``f``
+                # holds as a number: computed into one element, stored back after the loop
+                body.append(f"    g{k} = np.empty(1, {_np_type(outs[k].type.dtype)})")
+            else:
+                body.append(f"    g{k} = f{destroyed[k]}" if k in destroyed else f"    g{k} = {flat_out}")
         body.append("    size = g0.size")
         if parallel:
             body.append(f"    if size >= {PARALLEL_MIN_SIZE}:")
@@ -401,6 +406,9 @@ def blocked_kernel(op: Elemwise, node: Apply, name: str) -> Kernel:
         else:
             body += [f"    {s}" for s in allocs]
             body += span("    ", "0", "size", flat_args)
+        for k in destroyed:
+            if broadcast[destroyed[k]]:
+                body.append(f"    out{k}[{zeros}] = g{k}[0]")
         for k in destroyed if nd > 0 else ():  # a 0-d input is always its own flat view
             body += [f"    if g{k}.ctypes.data != out{k}.ctypes.data:", "        q = 0"]
             for d in range(nd):
