@@ -33,7 +33,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from symlab.graph.basic import Apply, Variable
-from symlab.graph.changes import InputChanged, NodeImported
+from symlab.graph.changes import InputChanged, NodeImported, OutputAdded, OutputRemoved
 from symlab.graph.fg import FunctionGraph
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -162,9 +162,29 @@ class TraceCursor:
                 # The change was checked (types, cycles) when it was made on the rewritten graph.
                 fgraph._change_input(target, event.index, self._resolve(event.old, step),
                                      self._resolve(event.new, step), step.rule)
-            # Prunes and imports of roots follow from the input changes.
+            elif kind is OutputAdded:
+                fgraph._insert_output(event.index, self._resolve(event.variable, step), step.rule)
+            elif kind is OutputRemoved:
+                fgraph._remove_output(event.index, step.rule)
+            # Prunes and imports of roots follow from the input and output changes.
 
     def _undo(self, step: RewriteStep) -> None:
-        copy = self._copy
-        self.fgraph._put_back((copy[e.node], e.index, copy[e.new], copy[e.old])
-                              for e in reversed(step.events) if type(e) is InputChanged)
+        """Take ``step`` back: its input and output changes, newest first."""
+        copy, fgraph = self._copy, self.fgraph
+        inputs: list[tuple[Any, int, Any, Any]] = []  # a run of input changes, put back together
+        for event in reversed(step.events):
+            kind = type(event)
+            if kind is InputChanged:
+                inputs.append((copy[event.node], event.index, copy[event.new], copy[event.old]))
+                continue
+            if kind is not OutputAdded and kind is not OutputRemoved:
+                continue
+            if inputs:
+                fgraph._put_back(inputs)
+                inputs = []
+            if kind is OutputAdded:
+                fgraph._remove_output(event.index, None)
+            else:
+                fgraph._insert_output(event.index, copy[event.variable], None)
+        if inputs:
+            fgraph._put_back(inputs)
