@@ -4,6 +4,9 @@
 #                 (make test BROWSER=0: everything but the browser tests, and the summary says so)
 #   make bench  - in .venv-bench (with the `bench` extra: PyTensor), run benchmarks/run.py $(BENCH_ARGS)
 #                 (e.g. make bench BENCH_ARGS=--quick)
+#   make fuzz   - property-based differential run of tests/fuzz/run.py: FUZZ_GRAPHS random graphs (default 500)
+#                 with seed FUZZ_SEED (default: the fixed seed of tests/fuzz/campaign.py), then the figures
+#                 (e.g. make fuzz FUZZ_GRAPHS=5000 FUZZ_SEED=7)
 
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
@@ -138,6 +141,16 @@ $(BENCH_STAMP): pyproject.toml | $(BENCH_PY)
 bench: $(BENCH_STAMP)
 	@$(BENCH_PY) -m compileall -q symlab
 	$(BENCH_PY) benchmarks/run.py $(BENCH_ARGS)
+
+# The property-based differential run (tests/fuzz/run.py); tests/test_fuzz_differential.py, part of
+# `make unit`, runs a bounded one. FUZZ_ARGS passes more options, e.g. FUZZ_ARGS="--numba-graphs 500".
+FUZZ_GRAPHS ?= 500
+FUZZ_SEED ?=
+FUZZ_ARGS ?=
+
+.PHONY: fuzz
+fuzz: $(STAMP)
+	$(PY) tests/fuzz/run.py --graphs $(FUZZ_GRAPHS) $(if $(FUZZ_SEED),--seed $(FUZZ_SEED)) $(FUZZ_ARGS)
 
 clean:
 	rm -rf build dist *.egg-info .pytest_cache .ruff_cache
