@@ -4,6 +4,7 @@
 #                 (make test BROWSER=0: everything but the browser tests, and the summary says so)
 #   make bench  - in .venv-bench (with the `bench` extra: PyTensor), run benchmarks/run.py $(BENCH_ARGS)
 #                 (e.g. make bench BENCH_ARGS=--quick)
+#   make soak   - the memory and thread checks at 5x their test sizes, with the figures
 #   make fuzz   - property-based differential run of tests/fuzz/run.py: FUZZ_GRAPHS random graphs (default 500)
 #                 with seed FUZZ_SEED (default: the fixed seed of tests/fuzz/campaign.py), then the figures
 #                 (e.g. make fuzz FUZZ_GRAPHS=5000 FUZZ_SEED=7)
@@ -28,7 +29,7 @@ define pytest_allow_empty
 	exit $$rc
 endef
 
-.PHONY: help venv lab test lint unit doctest nbval browser bench graphviz-dot chromium bytecode clean
+.PHONY: help venv lab test lint unit doctest nbval browser bench graphviz-dot chromium bytecode clean fuzz soak
 
 # BROWSER=0 skips the browser tests (JupyterLab driven in Chromium): an explicit opt-out.
 BROWSER ?= 1
@@ -39,6 +40,8 @@ help:
 	@echo "make test   - ruff, pytest tests/, doctests of symlab, nbval on notebooks/, browser tests"
 	@echo "              (BROWSER=0: no browser tests, reported in the summary)"
 	@echo "make bench  - benchmarks against NumPy and PyTensor (BENCH_ARGS=--quick: a short smoke run)"
+	@echo "make fuzz   - property-based differential testing (FUZZ_GRAPHS=5000 FUZZ_SEED=7: a longer run)"
+	@echo "make soak   - the memory and thread checks at 5x their test sizes, with the figures"
 
 $(PY):
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "symlab needs Python >= 3.11; run: make PYTHON=python3.11 ...")'
@@ -148,7 +151,11 @@ FUZZ_GRAPHS ?= 500
 FUZZ_SEED ?=
 FUZZ_ARGS ?=
 
-.PHONY: fuzz
+# The memory and thread checks of tests/test_memory_and_threads.py at 5x the sizes of `make unit`
+# (10,000 graphs, functions and traces, 1,000 views made and dropped), with their figures printed.
+soak: $(STAMP)
+	SYMLAB_SOAK_SCALE=5 $(PYTEST) -s tests/test_memory_and_threads.py
+
 fuzz: $(STAMP)
 	$(PY) tests/fuzz/run.py --graphs $(FUZZ_GRAPHS) $(if $(FUZZ_SEED),--seed $(FUZZ_SEED)) $(FUZZ_ARGS)
 
