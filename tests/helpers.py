@@ -1,5 +1,9 @@
 """Helpers shared by the tests (tests/ is on sys.path when pytest runs them)."""
 
+import importlib.util
+import sys
+from pathlib import Path
+
 import numpy as np
 
 import symlab.tensor as st
@@ -50,3 +54,20 @@ def sum_of_scalars(names, out_name):
         out = out + v
     out.name = out_name
     return vs, out
+
+
+#: The benchmark scripts' folder (not a package).
+BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
+
+
+def load_benchmark(name: str):
+    """``benchmarks/<name>.py`` as a module, ``symlab_bench_<name>``, loaded once (dataclasses look their
+    module up in ``sys.modules``)."""
+    module_name = f"symlab_bench_{name}"
+    if module_name in sys.modules:
+        return sys.modules[module_name]
+    spec = importlib.util.spec_from_file_location(module_name, BENCHMARKS / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    spec.loader.exec_module(module)
+    return module

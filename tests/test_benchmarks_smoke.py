@@ -3,27 +3,14 @@
 No timing here: ``make bench`` measures; this only keeps benchmarks/workloads.py correct.
 """
 
-import importlib.util
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import load_benchmark
 
 import symlab
 
-_PATH = Path(__file__).resolve().parent.parent / "benchmarks" / "workloads.py"
-
-
-def _load_workloads():
-    spec = importlib.util.spec_from_file_location("symlab_bench_workloads", _PATH)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-workloads = _load_workloads()
+workloads = load_benchmark("workloads")
 SMALL = workloads.small_workloads()
 
 
@@ -60,11 +47,7 @@ def test_chain_merges_repeated_subexpressions():
 
 
 def _load_run():
-    spec = importlib.util.spec_from_file_location("symlab_bench_run", _PATH.parent / "run.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("run")
 
 
 def _record(first_result, returned, ready=None, steady=None, ok=True, tier="numpy", cache_hit=False):
@@ -212,11 +195,7 @@ def test_compiled_workload_has_the_numpy_backends_bits(name):
 
 
 def _load_quality():
-    spec = importlib.util.spec_from_file_location("symlab_bench_rewrite_quality", _PATH.parent / "rewrite_quality.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("rewrite_quality")
 
 
 def test_rewrite_quality_quick_counts_correct_graphs():

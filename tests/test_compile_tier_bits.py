@@ -20,16 +20,14 @@ the tier does. Checked here:
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
 import warnings
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from helpers import load_benchmark
 
 import symlab
 import symlab.scalar as ss
@@ -43,19 +41,7 @@ from symlab.tensor.elemwise import Elemwise
 
 pytestmark = pytest.mark.numba
 
-_WORKLOADS_PATH = Path(__file__).resolve().parent.parent / "benchmarks" / "workloads.py"
-
-
-def _load_workloads() -> Any:
-    """``benchmarks/workloads.py`` as a module (benchmarks/ is not a package)."""
-    spec = importlib.util.spec_from_file_location("symlab_bench_workloads", _WORKLOADS_PATH)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-workloads = _load_workloads()
+workloads = load_benchmark("workloads")
 
 
 @pytest.fixture(autouse=True)
