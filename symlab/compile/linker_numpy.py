@@ -28,7 +28,9 @@ decided once, when the runner is built:
 
 from __future__ import annotations
 
+import os
 import threading
+import weakref
 from collections.abc import Sequence
 from time import perf_counter
 from typing import Any
@@ -97,6 +99,19 @@ def annotate_node_error(err: BaseException, index: int, n_nodes: int, node: Appl
     err.add_note("\n".join(lines))
 
 
+#: Every runner, so that a forked child gets fresh locks (one held by another thread at the fork stays held).
+_RUNNERS: weakref.WeakSet = weakref.WeakSet()
+
+
+def _fresh_locks_in_child() -> None:
+    for runner in list(_RUNNERS):
+        runner._lock = threading.RLock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_fresh_locks_in_child)
+
+
 class NumpyRunner:
     """A callable that runs one graph: ``runner(input_values) -> output_values``.
 
@@ -134,6 +149,7 @@ class NumpyRunner:
         self.copied_outputs = outputs_to_copy(fgraph, borrow_outputs)
         self._temporary = [c for c in storage.values() if id(c) not in constants]
         self._lock = threading.RLock()  # re-entrant: a perform that calls this runner again does not deadlock
+        _RUNNERS.add(self)
 
     def __call__(self, input_values: Sequence[Any]) -> list[Any]:
         with self._lock:

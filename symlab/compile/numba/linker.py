@@ -720,7 +720,7 @@ class NumbaRunner(NumpyRunner):
                 warnings.warn(failure, stacklevel=3)
         if self.numpy_fallback is not None:
             if profile is not None:
-                profile.count_tier(FALLBACK_TIER)
+                profile.count_tier(self.tier)  # Numba failed, or this process was forked while it compiled
             self.numpy_fallback.profile = profile
             return self.numpy_fallback(input_values)
         fn = self._fn
