@@ -14,9 +14,10 @@ bounded campaign of them (``make fuzz`` runs a longer one):
 The run is deterministic: ``FUZZ_SEED`` (default ``fuzz.campaign.DEFAULT_SEED``) chooses it, and a failure
 prints the seed, where it happened and a minimal reproduction to paste into a test.
 
-The known bugs the fuzzer found are kept out of the random runs (each exclusion names its test below) and
-reproduced, minimal, by the ``test_known_bug_*`` tests, marked ``xfail(strict=True)``: fixing a bug makes
-its test pass, which fails the run until the mark (and the exclusion) is removed.
+The bugs the fuzzer found are reproduced, minimal, by the tests at the end, each saying what was wrong. A
+bug not fixed yet is kept out of the random runs (``fuzz.modes.KNOWN_ERRORS`` and the generator's weights
+name its test) and its test is marked ``xfail(strict=True)``: fixing the bug makes the test pass, which
+fails the run until the mark (and the exclusion) is removed. None is open today.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from fuzz.shrink import shrink
 
 import symlab
 import symlab.tensor as st
-from symlab.gradient import GradientError, verify_grad
+from symlab.gradient import verify_grad
 from symlab.graph.fg import FunctionGraph
 from symlab.rewriting import GraphRewriter, RewriteContext, RewriteTrace
 
@@ -114,7 +115,7 @@ def test_the_shrinker_finds_the_smallest_failing_expression():
     assert np.all(value == 1)  # any value fails the stand-in: all became plain
 
 
-# -- known bugs found by the fuzzer (minimal reproductions; strict xfail: fix, then remove the mark) ----------------
+# -- bugs found by the fuzzer (minimal reproductions; an open one is a strict xfail: fix, then remove the mark) ----
 @pytest.mark.numba
 @pytest.mark.parametrize("case", ["0-d", "static (1,)"])
 def test_numba_compiles_an_inplace_elemwise_on_one_element(monkeypatch, case):
@@ -162,33 +163,36 @@ def test_trace_replay_follows_output_changes():
         cursor.fgraph.check_integrity()
 
 
-@pytest.mark.xfail(strict=True, raises=GradientError, reason="known bug: the gradient of set_subtensor with a "
-                   "repeated index counts the set value once per repetition (x[[1, 1]] = y: dy doubled)")
-def test_known_bug_grad_of_set_subtensor_with_repeated_indices():
+def test_grad_of_set_subtensor_with_a_repeated_index_goes_to_the_write_that_lands():
+    """Found by the fuzzer: the gradient of ``set_subtensor`` counted the set value once per repetition of a
+    position (``x[[1, 1]] = y``: dy doubled), where only the last write reaches the output."""
     verify_grad(lambda x: st.set_subtensor(x[[1, 1]], x[0]), [np.array([0.5, -0.7])], rng=np.random.default_rng(0))
 
 
-@pytest.mark.xfail(strict=True, raises=GradientError, reason="known bug: the gradient of max (min) goes whole to "
-                   "every element equal to the maximum, so an element repeated by indexing gets it twice")
-def test_known_bug_grad_of_max_with_repeated_indices():
+def test_grad_of_max_of_a_repeated_element_matches_finite_differences():
+    """Found by the fuzzer: the gradient of max (min) went whole to every element equal to the maximum, so an
+    element repeated by indexing got it twice; tied elements now share it."""
     verify_grad(lambda x: st.max(x[[2, 2, 1]]), [np.array([0.1, 0.2, 0.3])], rng=np.random.default_rng(0))
 
 
-@pytest.mark.xfail(strict=True, reason="known bug: distribute_cancelling_divisions (on by default) cancels a "
-                   "division by zero: (1/p + 1/q)*p*q is 1 at p = 0, where the graph computes NaN; the rules' "
-                   "documentation says only mul_div and the unsafe rules change values for finite inputs")
-def test_known_bug_distribute_cancelling_divisions_changes_finite_values():
+def test_default_rewrites_keep_the_nan_of_a_cancelled_division_by_zero():
+    """Found by the fuzzer: distribute_cancelling_divisions, on by default, made ``(1/p + 1/q)*p*q`` 1 at p = 0,
+    where the graph computes NaN; it is now ``unsafe`` and off unless included, as ``cancel_factors``."""
     p, q = st.dvectors("p", "q")
     out = (1.0 / p + 1.0 / q) * p * q
     values = [np.array([0.0, 2.0]), np.array([1.0, 4.0])]
     expected = out.eval(dict(zip([p, q], values)))  # [nan, 6.]
     got = symlab.function([p, q], out, mode="NUMPY")(*values)
     np.testing.assert_allclose(got, expected, equal_nan=True)
+    from symlab.compile.modes import get_mode
+
+    unsafe = symlab.function([p, q], out, mode=get_mode("NUMPY").including("unsafe"))
+    np.testing.assert_allclose(unsafe(*values), [1.0, 6.0])  # asked for: q + p
 
 
-@pytest.mark.xfail(strict=True, reason="known bug: DebugMode's infer_shape check evaluates the shape of a Reshape "
-                   "with only the node's inputs given, and the shape Reshape.infer_shape gives needs the graph's input")
-def test_known_bug_debugmode_infer_shape_of_a_reshape_to_another_variables_shape(monkeypatch):
+def test_debugmode_checks_infer_shape_of_a_reshape_to_another_variables_shape(monkeypatch):
+    """Found by the fuzzer: DebugMode computed the shape infer_shape gives from the node's inputs only, and
+    a Reshape to ``(a.shape[1], a.shape[0])`` needs the graph's input ``a`` (BadInferShape: MissingInputError)."""
     monkeypatch.setattr(symlab.config, "background_compile", False)
     a = st.dmatrix("a")
     out = st.exp(a).reshape((a.shape[1], a.shape[0]))
@@ -196,9 +200,9 @@ def test_known_bug_debugmode_infer_shape_of_a_reshape_to_another_variables_shape
     np.testing.assert_array_equal(got, np.exp(np.ones((3, 2))))
 
 
-@pytest.mark.xfail(strict=True, reason="known bug: DebugMode compares at the tolerance of the output's dtype, so the "
-                   "documented 1-ulp rounding of pow_three on float32 is a BadRewrite once the result is cast to float64")
-def test_known_bug_debugmode_blames_a_rewrite_for_float32_rounding_of_a_float64_output(monkeypatch):
+def test_debugmode_compares_a_float32_computation_at_float32_precision(monkeypatch):
+    """Found by the fuzzer: DebugMode compared at the tolerance of the output's dtype, so the documented 1-ulp
+    rounding of pow_three on float32 was a BadRewrite once the result was cast to float64."""
     monkeypatch.setattr(symlab.config, "background_compile", False)
     e = st.fvector("e")
     out = st.cast(e ** 3, "float64")  # pow_three: e * e * e, an ulp of float32 away from e ** 3
@@ -207,24 +211,27 @@ def test_known_bug_debugmode_blames_a_rewrite_for_float32_rounding_of_a_float64_
     np.testing.assert_allclose(got, out.eval({e: value}), rtol=2e-7)  # float32's precision
 
 
-@pytest.mark.xfail(strict=True, raises=ValueError, reason="known bug: logsumexp_stable rewrites log(sum(exp(x))), "
-                   "which is -inf for an empty x, into a form with a Max, which raises on an empty x")
-def test_known_bug_stabilized_logsumexp_raises_on_empty_input(monkeypatch):
+@pytest.mark.numba
+def test_stabilized_logsumexp_of_an_empty_input_is_minus_inf(monkeypatch):
+    """Found by the fuzzer: logsumexp_stable rewrote log(sum(exp(x))), -inf for an empty x, into a form with a
+    Max, which raised on an empty x; the Max now starts from -inf."""
     monkeypatch.setattr(symlab.config, "background_compile", False)
     x = st.dvector("x")
     out = st.log(st.exp(x).sum())
     assert out.eval({x: np.zeros(0)}) == -np.inf  # the graph as written
     assert symlab.function([x], out, mode="NUMPY")(np.zeros(0)) == -np.inf
+    assert symlab.function([x], out, mode="NUMBA")(np.zeros(0)) == -np.inf
 
 
 @pytest.mark.numba
-@pytest.mark.xfail(strict=True, reason="known bug: Numba's clip of -0.0 to [0.0, 3.0] gives 0.0, NumPy's (the NUMPY "
-                   "mode's) gives -0.0: not NumPy's bits, which elementwise kernels promise. NumPy itself gives -0.0 "
-                   "with scalar bounds and 0.0 with array bounds, so the kernel must follow the path perform takes")
-def test_known_bug_numba_clip_of_negative_zero(monkeypatch):
+def test_numba_clip_of_negative_zero_has_numpys_bits(monkeypatch):
+    """Found by the fuzzer: Numba's clip of -0.0 to [0.0, 3.0] gave 0.0 and the NUMPY mode -0.0 (NumPy's clip
+    with scalar bounds), except on one element, where NumPy's iterator took its array-bounds loop (0.0)."""
     monkeypatch.setattr(symlab.config, "background_compile", False)
     x = st.dvector("x")
-    value = np.array([-0.0, 1.0, 5.0])
-    numpy_result = symlab.function([x], st.clip(x, 0.0, 3.0), mode="NUMPY")(value)
-    numba_result = symlab.function([x], st.clip(x, 0.0, 3.0), mode="NUMBA")(value)
-    assert np.array_equal(np.signbit(numba_result), np.signbit(numpy_result)), (numba_result, numpy_result)
+    functions = [symlab.function([x], st.clip(x, 0.0, 3.0), mode=mode) for mode in ("NUMPY", "NUMBA")]
+    for value in (np.array([-0.0, 1.0, 5.0]), np.array([-0.0])):
+        numpy_result, numba_result = (f(value) for f in functions)
+        expected = np.clip(value, 0.0, 3.0)
+        for got in (numpy_result, numba_result):
+            assert np.array_equal(got, expected) and np.array_equal(np.signbit(got), np.signbit(expected)), (got, value)

@@ -251,3 +251,59 @@ def test_ternary_and_misc_gradients():
 
 def test_float32_gradients():
     verify_grad(lambda a: T.tanh(a) * a, [sample((3,), "float32")], rng=RNG)
+
+
+# -- clip of a signed zero: NumPy's result for scalar bounds, the same bits in every mode --------------------
+CLIP_VALUES = [-0.0, 0.0, np.nan, 1.0, -1.0, -np.inf, np.inf, 3.0]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("size", [1, 2, 9])
+def test_clip_with_scalar_bounds_has_numpys_bits(dtype, size):
+    """NumPy's clip with scalar bounds keeps x where lo <= x <= hi: clip(-0.0, 0.0, 3.0) is -0.0 (its loop for
+    array bounds gives the bound, 0.0). A one-element x is NumPy's scalar-bounds result too."""
+    x = T.tensor(dtype, shape=(None,), name="x")
+    v = np.array((CLIP_VALUES * 2)[:size], dtype=dtype)
+    for lo, hi in [(0.0, 3.0), (-0.0, 3.0), (-1.0, 0.0), (-1.0, -0.0), (3.0, 0.0), (np.nan, 3.0), (0.0, np.nan)]:
+        got = T.clip(x, np.asarray(lo, dtype), np.asarray(hi, dtype)).eval({x: v})
+        want = np.clip(v, np.asarray(lo, dtype), np.asarray(hi, dtype))
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(want), err_msg=f"clip({v}, {lo}, {hi})")
+
+
+def test_clip_with_array_bounds_is_the_scalar_bounds_result_element_by_element():
+    """With bounds of x's shape, each element is clipped as by scalar bounds: x where lo <= x <= hi (NumPy's
+    own loop for such bounds returns the bound where x equals it, and takes one loop or the other by how
+    its iterator lays out the bounds, not by their values); NaN where x or a bound is NaN."""
+    import itertools
+
+    combos = np.array(list(itertools.product(CLIP_VALUES, repeat=3)))
+    x, lo, hi = T.dvectors("x", "lo", "hi")
+    got = T.clip(x, lo, hi).eval({x: combos[:, 0], lo: combos[:, 1], hi: combos[:, 2]})
+    want = np.array([np.clip(np.array([a]), b, c)[0] for a, b, c in combos])  # one element, scalar bounds
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+
+
+@pytest.mark.numba
+def test_clip_numba_kernels_have_the_numpy_modes_bits():
+    import itertools
+    import warnings
+
+    import symlab
+
+    combos = np.array(list(itertools.product(CLIP_VALUES, repeat=3)))
+    x, lo, hi = T.dvectors("x", "lo", "hi")
+    outs = [T.clip(x, lo, hi), T.clip(x, 0.0, 3.0), T.clip(x * 1.5, -0.0, 1.0) + 1.0, T.exp(T.clip(x, 0.0, 3.0))]
+    values = [combos[:, 0].copy(), combos[:, 1].copy(), combos[:, 2].copy()]
+    results = {}
+    for mode in ("NUMPY", "NUMBA"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", UserWarning)  # every node has its kernel
+            f = symlab.function([x, lo, hi], outs, mode=mode)
+        results[mode] = [f(*values), f(*(v[:1] for v in values))]  # and a one-element x
+    for numpy_out, numba_out in zip(results["NUMPY"], results["NUMBA"]):
+        for a, b in zip(numpy_out, numba_out):
+            np.testing.assert_array_equal(a, b)
+            np.testing.assert_array_equal(np.signbit(a), np.signbit(b))

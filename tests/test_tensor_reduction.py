@@ -257,3 +257,146 @@ def test_mean_grad_static_shape():
 
 def test_mean_grad_float32():
     verify_grad(lambda x: st.mean(x, axis=1), [_value((3, 4), "float32")], rng=np.random.default_rng(0))
+
+
+# -- the gradient of prod where some factors are zero ------------------------------------------------------
+def _prod_of_others(value, axis):
+    """d prod / d x_i by brute force: the product of the other elements of x_i's slice along ``axis``."""
+    axes = tuple(range(value.ndim)) if axis is None else tuple(np.atleast_1d(axis))
+    moved = np.moveaxis(value, axes, tuple(range(len(axes))))
+    flat = moved.reshape(-1, *moved.shape[len(axes):])
+    out = np.empty_like(flat)
+    for i in range(flat.shape[0]):
+        out[i] = np.prod(np.delete(flat, i, axis=0), axis=0)
+    return np.moveaxis(out.reshape(moved.shape), tuple(range(len(axes))), axes)
+
+
+PROD_AT_ZEROS = {  # no zero, one zero and two zeros in the first row (axis 1) and the first column (axis 0)
+    "no zero": np.array([[1.5, -2.0, 0.5], [0.7, 1.2, -0.9]]),
+    "one zero": np.array([[1.5, 0.0, 0.5], [0.7, 1.2, -0.9]]),
+    "two zeros": np.array([[0.0, -2.0, 0.0], [0.0, 1.2, -0.9]]),
+}
+
+
+@pytest.mark.parametrize("axis", [None, 0, 1, (0, 1)])
+@pytest.mark.parametrize("case", list(PROD_AT_ZEROS))
+def test_prod_grad_is_the_product_of_the_others_also_at_zeros(case, axis):
+    value = PROD_AT_ZEROS[case]
+    verify_grad(lambda x: st.prod(x, axis=axis), [value], rng=np.random.default_rng(0))
+    x = st.dmatrix("x")
+    g = st.grad(st.prod(x, axis=axis).sum(), x).eval({x: value})
+    assert np.all(np.isfinite(g))
+    np.testing.assert_allclose(g, _prod_of_others(value, axis), rtol=1e-15, atol=0)
+
+
+def test_prod_grad_at_zeros_of_a_3d_tensor_along_two_axes():
+    value = RNG.standard_normal((2, 3, 4))
+    value[0, 1, 2] = 0.0  # the slice x[:, 1, :] (reduced over axes 0 and 2) has one zero
+    value[1, 2, 0] = value[0, 2, 3] = 0.0  # and x[:, 2, :] two
+    verify_grad(lambda x: st.prod(x, axis=(0, 2)), [value], rng=np.random.default_rng(0))
+    x = st.dtensor3("x")
+    g = st.grad(st.prod(x, axis=(0, 2)).sum(), x).eval({x: value})
+    np.testing.assert_allclose(g, _prod_of_others(value, (0, 2)), rtol=1e-14, atol=0)
+    assert np.all(g[:, 2, :] == 0) and np.count_nonzero(g[:, 1, :]) == 1
+
+
+@pytest.mark.numba
+def test_prod_grad_at_zeros_compiled_in_every_mode():
+    import symlab
+
+    x = st.dmatrix("x")
+    g = st.grad(st.prod(x, axis=1).sum() + st.prod(x), x)
+    value = np.array([[1.5, -2.0, 0.5], [0.7, 0.0, -0.9], [0.0, 1.2, 0.0]])
+    expected = _prod_of_others(value, 1) + _prod_of_others(value, None)
+    for mode in ("NUMPY", "NUMBA"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", UserWarning)  # no op falls back to perform in NUMBA
+            got = symlab.function([x], g, mode=mode)(value)
+        np.testing.assert_allclose(got, expected, rtol=1e-15, atol=0, err_msg=mode)
+
+
+# -- the gradient of max and min: tied elements share it ---------------------------------------------------
+@pytest.mark.parametrize("name", ["max", "min"])
+def test_max_min_grad_of_an_element_repeated_by_indexing_matches_finite_differences(name):
+    fn = getattr(st, name)
+    value = np.array([0.1, 0.2, 0.3]) if name == "max" else np.array([0.3, 0.2, 0.1])
+    verify_grad(lambda x: fn(x[[2, 2, 1]]), [value], rng=np.random.default_rng(0))
+    verify_grad(lambda x: fn(x[[[0, 2], [2, 1]]], axis=1), [value], rng=np.random.default_rng(0))
+    x = st.dvector("x")
+    g = st.grad(fn(x[[2, 2, 1]]), x).eval({x: value})
+    np.testing.assert_array_equal(g, [0.0, 0.0, 1.0])  # once, not twice
+
+
+@pytest.mark.parametrize("name", ["max", "min"])
+def test_max_min_grad_is_shared_evenly_by_tied_elements(name):
+    fn = getattr(st, name)
+    x = st.dmatrix("x")
+    value = np.array([[3.0, 1.0, 3.0], [2.0, 2.0, 2.0]]) * (1 if name == "max" else -1)
+    cost = (fn(x, axis=1) * np.array([1.0, 3.0])).sum()
+    np.testing.assert_allclose(st.grad(cost, x).eval({x: value}), [[0.5, 0.0, 0.5], [1.0, 1.0, 1.0]])
+    g_all = st.grad(fn(x), x).eval({x: value})
+    np.testing.assert_allclose(g_all, [[0.5, 0.0, 0.5], [0.0, 0.0, 0.0]])
+    assert g_all.sum() == 1.0  # a subgradient: the shares add up to the whole
+
+
+def test_max_grad_where_the_maximum_is_nan_is_zero_not_nan():
+    x = st.dvector("x")
+    g = st.grad(st.max(x), x).eval({x: np.array([np.nan, 1.0])})
+    np.testing.assert_array_equal(g, [0.0, 0.0])
+
+
+@pytest.mark.numba
+def test_max_min_grad_compiled_in_every_mode():
+    import symlab
+
+    x = st.dmatrix("x")
+    g = st.grad(st.max(x, axis=0).sum() + st.min(x[[0, 0, 1]]), x)
+    value = np.array([[1.0, 2.0, 2.0], [1.0, 0.0, 3.0]])
+    expected = np.array([[0.5, 1.0, 0.0], [0.5, 1.0, 1.0]])  # column 0 tied; min 0.0 at [1, 1], once
+    for mode in ("NUMPY", "NUMBA"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", UserWarning)
+            got = symlab.function([x], g, mode=mode)(value)
+        np.testing.assert_array_equal(got, expected, err_msg=mode)
+
+
+# -- max and min from an initial value ---------------------------------------------------------------------
+@pytest.mark.parametrize("name", ["max", "min"])
+@pytest.mark.parametrize("shape,axis", [((0,), None), ((3, 0), 1), ((0, 3), 0), ((0, 3), None), ((3, 4), 1), ((3, 4), None)])
+def test_max_min_with_initial_match_numpy(name, shape, axis):
+    initial = -np.inf if name == "max" else 0.25
+    value = RNG.standard_normal(shape)
+    x = st.dmatrix("x") if len(shape) == 2 else st.dvector("x")
+    out = getattr(st, name)(x, axis=axis, initial=initial)
+    expected = getattr(np, name)(value, axis=axis, initial=initial)
+    got = out.eval({x: value})
+    assert got.shape == expected.shape and got.dtype == expected.dtype
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_max_with_initial_op_and_errors():
+    x = st.dmatrix("x")
+    out = st.max(x, axis=1, initial=-np.inf)
+    assert str(out.owner.op) == "Max{axis=[1],initial=-inf}" and out.owner.op.initial == -np.inf
+    assert out.owner.op != st.max(x, axis=1).owner.op  # initial is a property of the op
+    assert st.max(x, axis=1, keepdims=True, initial=0.0).type.shape == (None, 1)
+    with pytest.raises(TypeError, match=r"initial must be a value of the dtype of i \(int32\), received 0.5"):
+        st.max(st.ivector("i"), initial=0.5)
+    with pytest.raises(TypeError, match=r"max: initial must be a Python or NumPy number, received 'low'"):
+        st.max(x, initial="low")
+    # the gradient: none where the initial value is the result
+    g = st.grad(st.max(x, axis=1, initial=2.0).sum(), x).eval({x: np.array([[1.0, 3.0], [0.0, 1.0]])})
+    np.testing.assert_array_equal(g, [[0.0, 1.0], [0.0, 0.0]])
+
+
+@pytest.mark.numba
+def test_max_min_with_initial_numba_kernel_matches_numpy():
+    import symlab
+
+    x = st.dmatrix("x")
+    outs = [st.max(x, axis=1, initial=-np.inf), st.min(x, initial=np.inf), st.max(x, axis=0, initial=0.5)]
+    f = symlab.function([x], outs, mode="NUMBA")
+    for value in (np.zeros((3, 0)), np.array([[1.0, -2.0], [np.nan, 0.25], [-1.0, -3.0]])):
+        for got, fn, kw in zip(f(value), (np.max, np.min, np.max),
+                               ({"axis": 1, "initial": -np.inf}, {"initial": np.inf}, {"axis": 0, "initial": 0.5})):
+            np.testing.assert_array_equal(got, fn(value, **kw))

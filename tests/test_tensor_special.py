@@ -158,3 +158,25 @@ def test_logsumexp_grad_with_ties():
     # the maximum is shared: its gradient terms cancel exactly
     verify_grad(lambda x: st.logsumexp(x, axis=1), [np.array([[1.0, 1.0, 0.5], [2.0, 2.0, 2.0]])],
                 rng=np.random.default_rng(0))
+
+
+@pytest.mark.numba
+def test_logsumexp_of_an_empty_input_is_minus_inf_in_every_mode():
+    """log(sum(exp(x))) over nothing is log(0) = -inf, in st.logsumexp and in the stabilized rewrite of the
+    expression (both subtract a maximum, which starts from -inf instead of raising on an empty input)."""
+    import symlab
+
+    x = st.dmatrix("x")
+    outs = [st.logsumexp(x), st.logsumexp(x, axis=1), st.log(st.exp(x).sum(axis=0)), st.log(st.exp(x).sum())]
+    for mode in ("NUMPY", "NUMBA"):
+        f = symlab.function([x], outs, mode=mode)
+        assert "logsumexp_stable" in {s.rule for s in f.trace.accepted}
+        for value in (np.zeros((3, 0)), np.zeros((0, 2))):
+            with np.errstate(divide="ignore"):
+                expected = [np.log(np.exp(value).sum(axis=a)) for a in (None, 1, 0, None)]
+            for got, want in zip(f(value), expected):
+                assert got.shape == want.shape and np.all(got == want), (mode, value.shape, got, want)
+        big = np.array([[1000.0, 1000.0], [-1000.0, 0.0], [-np.inf, -np.inf]])
+        total, rows, columns, _ = f(big)
+        np.testing.assert_allclose(rows, [1000.0 + np.log(2.0), np.log1p(np.exp(-1000.0)), -np.inf])
+        assert np.isfinite(total) and np.all(np.isfinite(columns))

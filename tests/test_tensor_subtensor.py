@@ -616,3 +616,65 @@ def test_ops_built_directly():
         x, st.constant(1.0), k, st.constant([0, 1])
     )
     np.testing.assert_array_equal(out.eval({x: np.zeros((2, 2)), k: 1}), [[0.0, 0.0], [1.0, 1.0]])
+
+
+# -- the gradient of a write to repeated positions: only the write that lands counts ------------------------
+@pytest.mark.parametrize("label,fn,shapes", [
+    ("set, repeated", lambda x, y: st.set_subtensor(x[[1, 1, 0]], y), [(3,), (3,)]),
+    ("set, -1 and n-1", lambda x, y: st.set_subtensor(x[[2, -1]], y), [(3,), (2,)]),
+    ("set, one value broadcast", lambda x, y: st.set_subtensor(x[[1, 1]], y), [(3,), ()]),
+    ("set, a column twice", lambda x, y: st.set_subtensor(x[:, [2, 0, 2]], y), [(2, 3), (3,)]),
+    ("set, pairs of arrays", lambda x, y: st.set_subtensor(x[[1, 0, 1], [2, 0, 2]], y), [(2, 3), (3,)]),
+    ("increment ignoring duplicates", lambda x, y: st.inc_subtensor(x[[1, 1, 0]], y, ignore_duplicates=True),
+     [(3,), (3,)]),
+    ("increment accumulating", lambda x, y: st.inc_subtensor(x[[1, 1, 0]], y), [(3,), (3,)]),
+])
+def test_grad_of_a_write_to_repeated_positions_matches_finite_differences(label, fn, shapes):
+    rng = np.random.default_rng(3)
+    verify_grad(fn, [rng.uniform(0.5, 1.0, size=s) for s in shapes], rng=rng)
+
+
+def test_grad_of_set_subtensor_goes_to_the_last_write_of_a_position():
+    x, y = st.dvector("x"), st.dvector("y")
+    out = st.set_subtensor(x[[1, 1, 0, 1]], y)
+    gx, gy = st.grad((out * np.array([10.0, 20.0, 30.0])).sum(), [x, y])
+    values = {x: np.zeros(3), y: np.array([1.0, 2.0, 3.0, 4.0])}
+    np.testing.assert_array_equal(out.eval(values), [3.0, 4.0, 0.0])  # NumPy: the last write lands
+    np.testing.assert_array_equal(gy.eval(values), [0.0, 0.0, 10.0, 20.0])
+    np.testing.assert_array_equal(gx.eval(values), [0.0, 0.0, 30.0])
+    # accumulating: every write reaches the output, every one gets the gradient
+    gy_inc = st.grad((st.inc_subtensor(x[[1, 1, 0, 1]], y) * np.array([10.0, 20.0, 30.0])).sum(), y)
+    np.testing.assert_array_equal(gy_inc.eval(values), [20.0, 20.0, 10.0, 20.0])
+
+
+def test_grad_of_set_subtensor_with_a_constant_unique_index_needs_no_mask():
+    x, y = st.dvector("x"), st.dvector("y")
+    unique = st.grad(st.set_subtensor(x[[2, 0]], y).sum(), y)
+    repeated = st.grad(st.set_subtensor(x[[2, 2]], y).sum(), y)
+    symbolic = st.grad(st.set_subtensor(x[st.lvector("i")], y).sum(), y)
+
+    def writes(v):
+        from symlab.graph.traversal import ancestors
+
+        return sum(isinstance(n.owner.op, AdvancedIncSubtensor) for n in ancestors([v]) if n.owner is not None)
+
+    assert writes(unique) == 1  # the forward set only: no positions to find
+    assert writes(repeated) == 2 and writes(symbolic) == 2  # plus the write of the positions' numbers
+
+
+@pytest.mark.numba
+def test_grad_of_set_subtensor_with_repeated_positions_in_every_mode():
+    import warnings
+
+    import symlab
+
+    x, y, i = st.dmatrix("x"), st.dvector("y"), st.lvector("i")
+    cost = (st.set_subtensor(x[:, i], y) ** 2).sum()
+    gy = st.grad(cost, y)
+    values = (np.ones((2, 3)), np.array([1.0, 2.0, 3.0]), np.array([2, 0, 2]))
+    expected = np.array([0.0, 2 * 2 * 2.0, 2 * 2 * 3.0])  # column 2 holds y[2], column 0 y[1], in both rows
+    for mode in ("NUMPY", "NUMBA"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", UserWarning)
+            got = symlab.function([x, y, i], gy, mode=mode)(*values)
+        np.testing.assert_array_equal(got, expected, err_msg=mode)

@@ -175,6 +175,28 @@ def _true_div(a: Any, b: Any) -> Any:
     return np.true_divide(a, b)
 
 
+def _clip(x: Any, lo: Any, hi: Any) -> Any:
+    """``np.clip`` with the result it gives for scalar bounds, whatever the bounds' shapes.
+
+    ``x`` where ``lo <= x <= hi`` (``clip(-0.0, 0.0, 3.0)`` is -0.0), ``lo`` where ``x < lo``, ``hi`` where
+    ``x > hi`` (and everywhere when ``lo > hi``), NaN where ``x`` or a bound is NaN. NumPy's own loop for
+    bounds that it reads element by element returns the bound where ``x`` equals it (0.0 there), and which
+    loop it takes depends on how its iterator lays out the bounds (their strides), not on their values;
+    this one result for every layout is what the Numba kernels compute too.
+    """
+    if np.size(lo) == 1 and np.size(hi) == 1:  # NumPy's loop for scalar bounds: read with stride 0
+        out = np.clip(x, *(np.reshape(b, ()) if isinstance(b, np.ndarray) else b for b in (lo, hi)))
+        shape = np.broadcast_shapes(np.shape(x), np.shape(lo), np.shape(hi))
+        return out if np.shape(out) == shape else np.broadcast_to(out, shape).copy()
+    dtype = np.result_type(x, lo, hi)
+    if dtype.kind != "f":  # integers: no signed zero, no NaN, every loop gives the same
+        return np.clip(x, lo, hi)
+    x, lo, hi = (np.asarray(v, dtype=dtype) for v in (x, lo, hi))
+    out = np.where(x < lo, lo, x)
+    out = np.where(out > hi, hi, out)
+    return np.where(lo != lo, lo, np.where(hi != hi, hi, out))
+
+
 #: The scalar operations: (name, number of inputs, NumPy implementation,
 #: infix symbol or None, Python expression template or None, commutative).
 SCALAR_OPS: list[tuple[str, int, Callable[..., Any], str | None, str | None, bool]] = [
@@ -193,7 +215,7 @@ SCALAR_OPS: list[tuple[str, int, Callable[..., Any], str | None, str | None, boo
     ("sqr", 1, _sqr, None, "({0} * {0})", False),
     ("maximum", 2, np.maximum, None, "max({0}, {1})", True),
     ("minimum", 2, np.minimum, None, "min({0}, {1})", True),
-    ("clip", 3, np.clip, None, "min(max({0}, {1}), {2})", False),
+    ("clip", 3, _clip, None, "min(max({0}, {1}), {2})", False),
     ("switch", 3, _switch, None, "({1} if {0} else {2})", False),
     ("second", 2, _second, None, "{1}", False),
     ("identity", 1, _identity, None, "{0}", False),

@@ -24,7 +24,7 @@ import numpy as np
 
 from symlab.graph.basic import Apply, Variable
 from symlab.graph.op import Op
-from symlab.tensor.basic import as_tensor_input, as_tensor_variable, normalize_axes
+from symlab.tensor.basic import as_tensor_input, as_tensor_variable, constant, normalize_axes
 from symlab.tensor.elemwise import DimShuffle
 from symlab.tensor.type import TensorType
 
@@ -112,23 +112,99 @@ class Sum(Reduce):
 
 
 class Prod(Reduce):
+    """The product over ``axis``.
+
+    Its gradient is the product of the other elements, also where some are zero: ``prod / x_i`` in a
+    slice without zeros; in a slice with one zero, the product of the non-zero elements at the zero
+    and 0 elsewhere; in a slice with two zeros or more, 0 everywhere (as PyTensor's ``Prod``). No
+    division by zero is computed:
+
+    >>> import numpy as np
+    >>> import symlab.tensor as st
+    >>> x = st.dmatrix("x")
+    >>> g = st.grad(st.prod(x, axis=1).sum(), x)
+    >>> g.eval({x: np.array([[2.0, 3.0, 4.0], [2.0, 0.0, 4.0], [0.0, 3.0, 0.0]])})
+    array([[12.,  8.,  6.],
+           [ 0.,  8.,  0.],
+           [ 0.,  0.,  0.]])
+    """
+
     numpy_fn = staticmethod(np.prod)
 
     def L_op(self, inputs, outputs, output_grads):  # noqa: N802
+        from symlab.tensor.math import eq, switch
+
         (x,) = inputs
-        # d prod / d x_i = prod / x_i (inputs with zeros need the product of the others).
-        return [self._expand(output_grads[0] * outputs[0], x.ndim) / x]
+        axes = self.reduced_axes(x.ndim)
+        zero = constant(0, dtype=x.dtype)
+        one = constant(1, dtype=x.dtype)
+        is_zero = eq(x, zero)
+        zeros = self._expand(sum(is_zero, axes), x.ndim)  # zeros in each element's slice
+        nonzero = switch(is_zero, one, x)
+        others = self._expand(prod(nonzero, axes), x.ndim)  # the product of the slice's non-zero elements
+        at_zero = switch(eq(zeros, 1), others, constant(0, dtype=others.dtype))
+        elsewhere = switch(eq(zeros, 0), others / nonzero, constant(0, dtype=others.dtype))
+        return [self._expand(output_grads[0], x.ndim) * switch(is_zero, at_zero, elsewhere)]
 
 
 class _Extremum(Reduce):
+    """``Max`` and ``Min``: the NumPy reduction, from ``initial`` if given (then an empty reduction is
+    ``initial`` instead of an error, as ``np.max(x, initial=-np.inf)``).
+
+    The gradient is shared evenly by the elements equal to the extremum: each of ``k`` tied elements
+    gets ``1/k`` of it. Where the extremum is unique (almost everywhere) this is the derivative; at a
+    tie it is a subgradient (the shares add up to the whole), and an element counted twice, as in
+    ``max(x[[2, 2, 1]])``, gets the whole gradient once, which is what finite differences say
+    (the convention of JAX's and TensorFlow's ``reduce_max``). Where no element equals the result
+    (``initial`` is larger, or the result is NaN) no element gets any.
+    """
+
+    __props__ = ("axis", "dtype", "initial")
     show_dtype = False
 
+    def __init__(
+        self, axis: tuple[int, ...] | None = None, dtype: str | None = None, initial: float | int | None = None
+    ) -> None:
+        super().__init__(axis, dtype)
+        self.initial = initial
+
+    def __str__(self) -> str:
+        text = super().__str__()
+        if self.initial is None:
+            return text
+        field = f"initial={self.initial}"
+        return f"{text[:-1]},{field}}}" if text.endswith("}") else f"{text}{{{field}}}"
+
+    def make_node(self, x: AnyValue) -> Apply:
+        node = super().make_node(x)
+        if self.initial is not None:
+            dtype = node.outputs[0].type.dtype
+            kept = np.asarray(self.initial).astype(dtype)
+            if not (kept == self.initial or (np.isnan(self.initial) and np.isnan(kept))):
+                raise TypeError(
+                    f"{self}: initial must be a value of the dtype of {node.inputs[0]} ({dtype}), "
+                    f"received {self.initial!r}"
+                )
+        return node
+
+    def perform(self, node, inputs, output_storage):
+        if self.initial is None:
+            return super().perform(node, inputs, output_storage)
+        (x,) = inputs
+        axes = self.reduced_axes(x.ndim)
+        out_dtype = node.outputs[0].type.dtype
+        output_storage[0][0] = np.asarray(type(self).numpy_fn(x, axis=axes, initial=self.initial), dtype=out_dtype)
+
     def L_op(self, inputs, outputs, output_grads):  # noqa: N802
-        from symlab.tensor.math import eq
+        from symlab.tensor.basic import cast
+        from symlab.tensor.math import eq, maximum
 
         (x,) = inputs
+        (g,) = output_grads
         winners = eq(x, self._expand(outputs[0], x.ndim))
-        return [winners * self._expand(output_grads[0], x.ndim)]
+        ties = maximum(sum(winners, self.reduced_axes(x.ndim)), 1)  # 1 where none: no division by zero
+        share = g / cast(ties, g.dtype)
+        return [winners * self._expand(share, x.ndim)]
 
 
 class Max(_Extremum):
@@ -181,14 +257,54 @@ def prod(x: AnyValue, axis: AnyValue = None, keepdims: bool = False, dtype: AnyV
     return _reduce(Prod, x, axis, keepdims, dtype)
 
 
-def max(x: AnyValue, axis: AnyValue = None, keepdims: bool = False) -> Variable:  # noqa: A001
-    """Maximum over ``axis``."""
-    return _reduce(Max, x, axis, keepdims)
+def _extremum(
+    cls: type[_Extremum], x: AnyValue, axis: AnyValue, keepdims: bool, initial: float | int | None
+) -> Variable:
+    if initial is None:
+        return _reduce(cls, x, axis, keepdims)
+    name = cls.__name__.lower()
+    x = as_tensor_input(x, name, "x")
+    if isinstance(initial, bool) or not isinstance(initial, int | float | np.integer | np.floating):
+        raise TypeError(f"{name}: initial must be a Python or NumPy number, received {initial!r}")
+    axes = normalize_axes(axis, x.ndim, name)
+    op_axis = None if len(axes) == x.ndim else axes
+    probe = cls(op_axis)
+    out = cls(op_axis, probe.output_dtype(x.dtype), initial.item() if isinstance(initial, np.generic) else initial)(x)
+    return probe._expand(out, x.ndim) if keepdims else out
 
 
-def min(x: AnyValue, axis: AnyValue = None, keepdims: bool = False) -> Variable:  # noqa: A001
-    """Minimum over ``axis``."""
-    return _reduce(Min, x, axis, keepdims)
+def max(  # noqa: A001
+    x: AnyValue, axis: AnyValue = None, keepdims: bool = False, *, initial: float | int | None = None
+) -> Variable:
+    """Maximum over ``axis``; from ``initial``, if given, as ``np.max`` (an empty reduction then gives it).
+
+    The gradient is shared evenly by the elements equal to the maximum (see :class:`Max`).
+
+    >>> import numpy as np
+    >>> import symlab.tensor as st
+    >>> x = st.dvector("x")
+    >>> float(st.max(x, initial=-np.inf).eval({x: np.zeros(0)}))
+    -inf
+    >>> st.grad(st.max(x), x).eval({x: np.array([3.0, 1.0, 3.0])})
+    array([0.5, 0. , 0.5])
+    """
+    return _extremum(Max, x, axis, keepdims, initial)
+
+
+def min(  # noqa: A001
+    x: AnyValue, axis: AnyValue = None, keepdims: bool = False, *, initial: float | int | None = None
+) -> Variable:
+    """Minimum over ``axis``; from ``initial``, if given, as ``np.min``.
+
+    The gradient is shared evenly by the elements equal to the minimum (see :class:`Min`).
+
+    >>> import numpy as np
+    >>> import symlab.tensor as st
+    >>> x = st.dmatrix("x")
+    >>> st.min(x, axis=1, initial=0.0).eval({x: np.array([[1.0, -2.0], [3.0, 4.0]])})
+    array([-2.,  0.])
+    """
+    return _extremum(Min, x, axis, keepdims, initial)
 
 
 def all(x: AnyValue, axis: AnyValue = None, keepdims: bool = False) -> Variable:  # noqa: A001

@@ -158,7 +158,7 @@ def logsumexp(x: Any, axis: Any = None, keepdims: bool = False) -> Variable:
     axes = normalize_axes(axis, x.ndim, "logsumexp")
     if not axes:
         return x
-    m = tmax(x, axes)
+    m = tmax(x, axes, initial=-np.inf)  # an empty slice: -inf, not an error (its logsumexp is -inf)
     m = switch(isinf(m), 0.0, m)  # an all -inf (or +inf) slice must not give inf - inf
     kept = [d for d in range(x.ndim) if d not in axes]
     position = {d: k for k, d in enumerate(kept)}

@@ -553,8 +553,35 @@ class _BaseIncSubtensor(_IndexOp):
             gx = type(self)(self.idx_list, set_instead_of_inc=True)(g, constant(0, dtype=g.dtype), *index)
         else:
             gx = g
-        gy = _sum_to(self._view_op()(g, *index), y)
-        return [gx, gy] + [disconnected() for _ in index]
+        gy = self._view_op()(g, *index)
+        if self._last_write_wins() and _may_repeat(index):
+            from symlab.tensor.math import switch
+
+            gy = switch(self._landed(x, index), gy, constant(0, dtype=gy.dtype))
+        return [gx, _sum_to(gy, y)] + [disconnected() for _ in index]
+
+    def _last_write_wins(self) -> bool:
+        """True if, of several writes to one position, only one lands (a set, or an increment that ignores
+        duplicates: NumPy's ``x[idx] = y`` and ``x[idx] += y``); False if they accumulate."""
+        return self.set_instead_of_inc or getattr(self, "ignore_duplicates", False)
+
+    def _landed(self, x: Variable, index: Sequence[Variable]) -> Variable:
+        """A boolean of the indexed part's shape: True where the write of ``y``'s element lands.
+
+        A repeated position is written once per repetition and keeps one of the writes (NumPy's, and
+        every backend's, is the last); the others are overwritten and do not reach the output, so
+        their gradient is zero. The positions are found by this op itself writing their numbers:
+        whichever write a backend keeps, the gradient agrees with it.
+        """
+        from symlab.tensor.alloc import arange
+        from symlab.tensor.math import eq, second
+
+        view = self._view_op()(x, *index)
+        numbers = arange(view.size, dtype="int64").reshape(view.shape, ndim=view.ndim)
+        written = type(self)(self.idx_list, set_instead_of_inc=True)(
+            second(x, constant(-1, dtype="int64")), numbers, *index
+        )
+        return eq(self._view_op()(written, *index), numbers)
 
 
 class IncSubtensor(_BaseIncSubtensor):
@@ -616,6 +643,24 @@ def _check_runtime_broadcast(op: Op, node: Apply, target: tuple[int, ...], y: np
                 f"{op}: y has shape {np.shape(y)}, which does not fit the indexed part of x, of shape "
                 f"{target} (dimension {d}); a size-1 dimension broadcasts only when its static shape is 1"
             )
+
+
+def _may_repeat(index: Sequence[Variable]) -> bool:
+    """False if an advanced index provably names every position once (constant non-negative integer
+    arrays whose broadcast rows are distinct, or boolean masks only); True otherwise."""
+    arrays = [v for v in index if v.ndim > 0]
+    if not builtins.all(isinstance(v, Constant) for v in arrays):
+        return True
+    integer = [np.asarray(v.data) for v in arrays if v.dtype != "bool"]
+    if not integer:
+        return False  # masks (and scalars) never repeat a position
+    if len(integer) != len(arrays) or builtins.any(np.any(a < 0) for a in integer):
+        return True  # a mask beside integer arrays, or a negative index that may alias a positive one
+    try:
+        rows = np.stack([a.ravel() for a in np.broadcast_arrays(*integer)], axis=-1)
+    except ValueError:
+        return True
+    return len(np.unique(rows, axis=0)) != len(rows)
 
 
 def _sum_to(g: Variable, y: Variable) -> Variable:

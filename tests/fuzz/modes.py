@@ -53,11 +53,11 @@ from .values import Env
 #: forgets 0/0, ``sub_self`` and ``collect_terms`` cancel terms assuming finite inputs, ``log_exp`` is "right
 #: where exp overflows", and the ``stabilize`` phase changes values exactly where the original overflowed or
 #: cancelled. Not documented, benign: ``sqrt_sqr`` and ``pow_of_sqr`` (``sqrt(x**2) -> |x|``) are right where
-#: ``x**2`` overflows, as ``log_exp`` is (the specialize docs say these rules "keep values"). Not documented,
-#: a known bug (``test_known_bug_distribute_cancelling_divisions_changes_finite_values``):
-#: ``distribute_cancelling_divisions`` cancels divisions by zero, ``(1/p + 1/q) * p * q`` is 1 at p = 0, not NaN.
+#: ``x**2`` overflows, as ``log_exp`` is (the specialize docs say these rules "keep values").
+#: (``distribute_cancelling_divisions``, which cancelled divisions by zero, is ``unsafe`` and off by default:
+#: ``test_default_rewrites_keep_the_nan_of_a_cancelled_division_by_zero``.)
 VALUE_CHANGING_RULES = ("mul_div", "mul_div_swapped", "sub_self", "collect_terms", "log_exp", "stabilize",
-                        "sqrt_sqr", "pow_of_sqr", "distribute_cancelling_divisions")
+                        "sqrt_sqr", "pow_of_sqr")
 
 #: In this order: TIERED compiles the machine code in the background (cold, as a user's first call does),
 #: NUMBA then loads the same machine code from the disk cache.
@@ -121,13 +121,10 @@ def lowest_precision(var: Any) -> str | None:
 
 
 #: Exceptions of a known bug: (name, the mode that raises it or "*", exception class name, text in the message).
-#: Each names the test of ``tests/test_fuzz_differential.py`` that reproduces it.
-KNOWN_ERRORS = [
-    # test_known_bug_debugmode_infer_shape_of_a_reshape_to_another_variables_shape
-    ("debug-infer-shape", "DEBUG", "BadInferShape", "cannot be computed: MissingInputError"),
-    # test_known_bug_stabilized_logsumexp_raises_on_empty_input: the Max that logsumexp_stable brings in
-    ("logsumexp-empty", "*", "ValueError", "zero-size array to reduction operation maximum"),
-]
+#: Each names the test of ``tests/test_fuzz_differential.py`` that reproduces it. None today: the last two
+#: (DebugMode's infer_shape of a Reshape to another variable's shape, the stabilized logsumexp of an empty
+#: input) are fixed, and their tests pass.
+KNOWN_ERRORS: list[tuple[str, str, str, str]] = []
 
 
 def known_error(name: str, err: Exception) -> str | None:
@@ -157,8 +154,7 @@ def documented_bad_rewrite(err: Exception) -> str | None:
         return None
     match = re.search(r"\[(\w+)\] rule '(\w+)'", str(err))
     if match and (match.group(1) in VALUE_CHANGING_RULES or match.group(2) in VALUE_CHANGING_RULES):
-        rule = match.group(2)
-        return f"{rule} (a known bug)" if rule == "distribute_cancelling_divisions" else rule
+        return match.group(2)
     return None
 
 
@@ -259,8 +255,6 @@ def numba_promise(fgraph: Any, k: int) -> str:
             if hasattr(scalar_op, "nodes") else [(scalar_op, [v.dtype for v in node.inputs], node.outputs[0].dtype)]
         for op, in_dtypes, out_dtype in inner:
             name = str(op)
-            if name == "clip" and out_dtype.startswith("float"):
-                promise = "close"  # known bug clip-zero: test_known_bug_numba_clip_of_negative_zero
             if name in EDGE_SCALAR_OPS:
                 return "finite"
             integer_in = len(in_dtypes) == 1 and in_dtypes[0].startswith(("int", "uint")) and out_dtype.startswith("float")
@@ -381,14 +375,6 @@ def compare_modes(exprs: Sequence[Expr], env: Env, config: str, modes: Sequence[
                     continue
                 if known_error(name, got):
                     report.known_bugs[known_error(name, got)] += 1
-                    continue
-                if name == "DEBUG" and type(got).__name__ == "BadRewrite" and precisions[k] != outs[k].dtype \
-                        and isinstance(results.get("NUMPY", {}).get(k), np.ndarray) \
-                        and not close(results["NUMPY"][k], ref, config == "special", precisions[k]):
-                    # DebugMode compares at the tolerance of the output's dtype: a float32 computation cast to
-                    # float64 (NUMPY's result agrees at float32's). Known bug debug-low-precision:
-                    # test_known_bug_debugmode_blames_a_rewrite_for_float32_rounding_of_a_float64_output
-                    report.known_bugs["debug-low-precision"] += 1
                     continue
                 report.problems.append(Problem(k, f"{name}/{config}: raises {type(got).__name__}", str(got)[:400]))
                 continue

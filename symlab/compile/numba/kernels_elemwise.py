@@ -150,8 +150,14 @@ OVERRIDES = {
 UNSIGNED_OVERRIDES = {"sign": "({0} > 0)", "reciprocal": "({0} == 1)"}
 SIGNED_OVERRIDES = {"int_div": "(-{0} if {1} == -1 else {0} // {1})"}
 INTEGER_OVERRIDES = {"round": "{0}"}
-#: The same for floats: Numba's ``np.sign(-0.0)`` is -0.0, NumPy's 0.0.
-FLOAT_OVERRIDES = {"sign": "(np.sign({0}) + 0.0)"}
+#: The same for floats: Numba's ``np.sign(-0.0)`` is -0.0, NumPy's 0.0. ``clip`` is NumPy's result for scalar
+#: bounds (``x`` unchanged where ``lo <= x <= hi``, so ``clip(-0.0, 0.0, 3.0)`` is -0.0; a NaN bound gives NaN),
+#: which ``clip``'s ``perform`` gives for any bounds (``_clip`` in :mod:`symlab.scalar.basic`).
+FLOAT_OVERRIDES = {
+    "sign": "(np.sign({0}) + 0.0)",
+    "clip": "({1} if {1} != {1} else {2} if {2} != {2} else {2} if ({1} if {0} < {1} else {0}) > {2} "
+    "else ({1} if {0} < {1} else {0}))",
+}
 
 _UNSUPPORTED_KINDS = "cVOSUmM"
 

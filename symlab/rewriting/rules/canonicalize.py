@@ -22,16 +22,23 @@ where ``exp`` overflows).
 Node rewriters below the table handle what a pattern cannot say: useless
 ``DimShuffle``/``SpecifyShape``/``Reshape`` nodes and chains of
 ``DimShuffle`` (see also :mod:`~symlab.rewriting.rules.shapes`), and
-:func:`distribute_cancelling_divisions`, the reason a logistic model's
-gradient costs no division:
+:func:`distribute_cancelling_divisions`, which distributes a product over a sum
+when that cancels every division: ``(1/p + 1/q) * p * q -> q + p``. It is
+tagged ``unsafe`` and off unless a query includes it, like ``cancel_factors``:
+at ``p = 0`` the graph computes ``inf * 0``, NaN, and the rewritten graph 1.
+Where the divisors cannot be 0 for a finite input (``sigmoid``, ``exp``), the
+logistic rule ``sigmoid_distribute`` (:mod:`~symlab.rewriting.rules.logistic`,
+phase ``stabilize``) does the same by default:
 
->>> p = T.sigmoid(x)
->>> g = (y / p - (1.0 - y) / (1.0 - p)) * (p * (1.0 - p))  # d/dx of y*log(p) + (1-y)*log(1-p), by the chain rule
->>> out, trace = rewrite_graph(g, include=("canonicalize",))
+>>> p, q = T.dvectors("p", "q")
+>>> out, trace = rewrite_graph((1.0 / p + 1.0 / q) * p * q, include=("canonicalize", "unsafe"))
 >>> "distribute_cancelling_divisions" in [s.rule for s in trace]
 True
 >>> sorted({str(n.op.scalar_op) for n in trace.fgraph.toposort()})
-['mul', 'sigmoid', 'sub']
+['add']
+>>> out, trace = rewrite_graph((1.0 / p + 1.0 / q) * p * q, include=("canonicalize",))
+>>> "distribute_cancelling_divisions" in [s.rule for s in trace]
+False
 """
 
 from __future__ import annotations
@@ -131,10 +138,10 @@ def _cancelled(terms: list[tuple[int, Variable]], others: list[Variable]) -> lis
     return out
 
 
-@register("canonicalize")
+@register("canonicalize", "optional", "unsafe")
 @node_rewriter([M.mul])
 def distribute_cancelling_divisions(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None:
-    """(a/p + b/q) * p * q -> a*q + b*p: a product distributed over a sum when that cancels every division"""
+    """(a/p + b/q) * p * q -> a*q + b*p: a product distributed over a sum when that cancels every division (unsafe: p = 0 gives NaN before, a finite value after)"""
     factors = _factors(node.outputs[0], fgraph)
     for k, f in enumerate(factors):
         if f.owner is None or f.owner.op not in (M.add, M.sub, M.neg):
