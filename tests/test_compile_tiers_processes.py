@@ -102,15 +102,13 @@ f = symlab.function([x], [y, y.sum()])
 """
 
 
-def test_a_process_that_ends_while_it_compiles_exits_and_leaves_a_whole_entry(tmp_path):
+def test_a_process_that_ends_while_it_compiles_exits_and_leaves_no_entry_that_loads_wrong(tmp_path):
     cache = str(tmp_path)
-    started = time.perf_counter()
     first = run(GRAPH + "print(f.tier, float(f(np.linspace(0, 1, 5))[1]))\n", cache)  # exits while compiling
-    assert first.stdout.split()[:1] == ["numpy"]
-    assert time.perf_counter() - started < 200  # the exit waited for the compile, then ended: no hang
-    second = run(GRAPH + "f.wait(120); print(f.compile_info.cache_hit, float(f(np.linspace(0, 1, 5))[1]))\n", cache)
-    hit, value = second.stdout.split()
-    assert hit == "True" and value == first.stdout.split()[1]  # the entry was written whole, and loads
+    assert first.stdout.split()[:1] == ["numpy"] and first.stderr == ""  # the compile abandoned without a trace
+    # (tests/test_compile_exit_and_sharing.py shows that the exit does not wait for the compile)
+    second = run(GRAPH + "f.wait(120); print(f.tier, float(f(np.linspace(0, 1, 5))[1]))\n", cache)
+    assert second.stdout.split() == ["machine", "code", first.stdout.split()[1]]
 
 
 def test_a_process_killed_while_it_compiles_leaves_no_entry_that_loads_wrong(tmp_path):

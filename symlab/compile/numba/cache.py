@@ -19,7 +19,11 @@ the entry's files are removed and rebuilt, never trusted. Files are written
 atomically (a temporary file, then ``os.replace``), so a reader never sees
 half a file, and every read or write of an entry's files holds the entry's
 lock (``flock`` on its folder), so two processes compiling the same graph
-at once each see a whole, signed entry.
+at once each see a whole, signed entry. In a process, compile threads
+import the same modules: a module is run under a lock of its name and
+enters ``sys.modules`` only whole (see :func:`import_entry`). At
+interpreter exit the cache is closed (:func:`close`): the reads and writes
+under way finish, no other starts.
 
 Security
 --------
@@ -115,6 +119,9 @@ SIGNATURE_MISMATCH = "signature mismatch"
 OTHER_ENVIRONMENT = "entry from another environment"
 #: The disk cache cannot be used safely (a directory or the secret refused): compiled in memory.
 REFUSED = "disk cache refused"
+
+#: The cache was closed (the interpreter is exiting: see :func:`close`): compiled in memory (a refusal, no warning).
+CLOSED = "the disk cache is closed: the interpreter is exiting"
 
 #: The file of an entry that lists its files' HMACs.
 SIGNATURE_FILE = "symlab-signature.json"
@@ -477,22 +484,76 @@ def _flock(folder: Path) -> int:
             return -1
 
 
+#: Threads of this process holding an entry's lock now, and whether the cache is closed (see :func:`close`).
+_HOLDERS = threading.Condition()
+_holding = 0
+_closed = False
+
+
+class CacheClosed(CacheRefused):
+    """The interpreter is exiting (:func:`close` was called): no entry's files are read or written any more."""
+
+
 @contextlib.contextmanager
 def entry_lock(folder: Path) -> Iterator[None]:
-    """Hold the lock of the entry ``folder`` (reentrant in a thread) while reading or writing its files."""
+    """Hold the lock of the entry ``folder`` (reentrant in a thread) while reading or writing its files.
+
+    Raises :class:`CacheClosed` once :func:`close` was called (a lock already held stays held until its work is
+    done).
+    """
+    global _holding
     with _LOCKS_GUARD:
         lock = _LOCKS.setdefault(str(folder), _EntryLock())
     with lock.rlock:
         if lock.depth == 0:
-            lock.fd = _flock(folder)
+            fd = -1 if _closed else _flock(folder)
+            with _HOLDERS:
+                if _closed:
+                    if fd >= 0:
+                        os.close(fd)
+                    raise CacheClosed(
+                        f"symlab: the disk cache is closed (the interpreter is exiting): {folder} not used"
+                    )
+                _holding += 1
+            lock.fd = fd
         lock.depth += 1
         try:
             yield
         finally:
             lock.depth -= 1
-            if lock.depth == 0 and lock.fd >= 0:
-                os.close(lock.fd)  # releases the flock
-                lock.fd = -1
+            if lock.depth == 0:
+                if lock.fd >= 0:
+                    os.close(lock.fd)  # releases the flock
+                    lock.fd = -1
+                with _HOLDERS:
+                    _holding -= 1
+                    _HOLDERS.notify_all()
+
+
+def _reset_holders_in_child() -> None:
+    """In a forked child: no thread of the child holds an entry's lock (the parent's threads are not copied)."""
+    global _HOLDERS, _holding
+    _HOLDERS = threading.Condition()
+    _holding = 0
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_reset_holders_in_child)
+
+
+def close(timeout: float) -> bool:
+    """Stop using the disk cache in this process (at interpreter exit): True once no thread reads or writes it.
+
+    Every read or write of an entry's files holds its lock; from now on no lock is given (the caller gets
+    :class:`CacheClosed`: a cache refused, so it compiles in memory and saves nothing). The reads and
+    writes under way may finish: this waits at most ``timeout`` seconds for them (each is short: a load
+    of machine code, or writing a few files). An entry's files are written atomically and signed last,
+    so even a write cut short leaves no file a later process would take as valid.
+    """
+    global _closed
+    with _HOLDERS:
+        _closed = True
+        return _HOLDERS.wait_for(lambda: _holding == 0, timeout)
 
 
 # -- entries ----------------------------------------------------------------------------------------------------------
@@ -797,25 +858,28 @@ def prepare_entry(
     """Find or create the entry of ``source``; check it, repair it, and set ``miss_reason``.
 
     ``main`` names the function whose Numba index shows that the entry was compiled before. When the
-    cache directory or the secret is refused, the entry is in memory (``disk`` False) and its
-    ``miss_reason`` starts with :data:`REFUSED`.
+    cache directory or the secret is refused, or the cache is closed (:data:`CLOSED`), the entry is in
+    memory (``disk`` False) and its ``miss_reason`` starts with :data:`REFUSED`.
     """
     key = key or cache_key(source)
     root = (directory or cache_dir()).absolute()
     folder = root / key
     entry = CacheEntry(key, folder, folder / f"graph_{key}.py", main=main, source=source)
-    refused = _refusal(root, folder)
+    refused = CLOSED if _closed else _refusal(root, folder)
     if refused is None:
-        with entry_lock(folder):
-            try:
-                entry.miss_reason = _repair(entry)
-            except CacheRefused as err:  # its __pycache__ is not private
-                refused = _refused(str(err))
-            except OSError as err:  # the file system failed under us
-                refused = _refused(
-                    f"symlab: cannot use the cache entry {folder} ({type(err).__name__}: {err}); "
-                    "compiling in memory, without the disk cache"
-                )
+        try:
+            with entry_lock(folder):
+                try:
+                    entry.miss_reason = _repair(entry)
+                except CacheRefused as err:  # its __pycache__ is not private
+                    refused = _refused(str(err))
+                except OSError as err:  # the file system failed under us
+                    refused = _refused(
+                        f"symlab: cannot use the cache entry {folder} ({type(err).__name__}: {err}); "
+                        "compiling in memory, without the disk cache"
+                    )
+        except CacheClosed:  # closed while this thread waited for the lock
+            refused = CLOSED
     if refused is not None:
         entry.disk = False
         entry.miss_reason = f"{REFUSED}: {refused}"
@@ -966,11 +1030,36 @@ def import_entry(entry: CacheEntry, fresh: bool = False, name: str | None = None
     ``name`` is the module's name in ``sys.modules`` (default ``symlab_graph_<key>``): a kernel module is
     registered under the name the graph modules import it by. The code run is the verified
     ``entry.source``; an entry in memory (``disk`` False) runs it with Numba's disk cache off.
+
+    Several compile threads import the same modules (graphs share kernels): finding or running a module is
+    one step under a lock of its name, and the module enters ``sys.modules`` only once it has run whole,
+    replacing the previous one if ``fresh``. (Put there before it ran, as before, another thread could take
+    it half run: ``AttributeError: module ... has no attribute 'kernel'``, or, in a graph module whose
+    kernel module another thread was running afresh, ``ImportError: cannot import name 'kernel'``.)
     """
     name = name or f"symlab_graph_{entry.key}"
-    module = sys.modules.get(name)
-    if module is not None and not fresh:
+    with _import_lock(name):
+        module = sys.modules.get(name)
+        if module is not None and not fresh:
+            return module
+        module = _execute_entry(entry, name)
+        # Published only whole: a thread finding the name in sys.modules (``from <kernel module> import kernel``
+        # in a graph module, or this function) never sees a module still running, or one whose run failed.
+        sys.modules[name] = module
         return module
+
+
+_IMPORT_LOCKS: dict[str, threading.Lock] = {}
+
+
+def _import_lock(name: str) -> threading.Lock:
+    """The lock that makes finding or running the module ``name`` one step among this process's threads."""
+    with _LOCKS_GUARD:
+        return _IMPORT_LOCKS.setdefault(name, threading.Lock())
+
+
+def _execute_entry(entry: CacheEntry, name: str) -> ModuleType:
+    """Run the entry's verified source as a new module named ``name`` (not put in ``sys.modules``)."""
     source = entry.source or entry.module_path.read_text()
     module = ModuleType(name)
     if entry.disk:
@@ -982,20 +1071,16 @@ def import_entry(entry: CacheEntry, fresh: bool = False, name: str | None = None
         source = _CACHE_OPTION.sub(r"\1cache=False", source)
         filename = f"<symlab {name}>"  # no file: tracebacks read the source from linecache
         linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
-    sys.modules[name] = module
-    try:
-        exec(compile(source, filename, "exec"), module.__dict__)
-        if entry.disk:
-            for value in list(module.__dict__.values()):
-                if getattr(getattr(value, "py_func", None), "__globals__", None) is module.__dict__:
-                    guard_dispatcher(value, entry)
-    except BaseException:
-        sys.modules.pop(name, None)
-        raise
+    exec(compile(source, filename, "exec"), module.__dict__)
+    if entry.disk:
+        for value in list(module.__dict__.values()):
+            if getattr(getattr(value, "py_func", None), "__globals__", None) is module.__dict__:
+                guard_dispatcher(value, entry)
     return module
 
 
 __all__ = [
+    "CLOSED",
     "CORRUPTED",
     "INDEX_MISSING",
     "NEW_KEY",
@@ -1004,12 +1089,14 @@ __all__ = [
     "SIGNATURE_FILE",
     "SIGNATURE_MISMATCH",
     "STALE",
+    "CacheClosed",
     "CacheEntry",
     "CacheRefused",
     "CacheSecurityWarning",
     "cache_dir",
     "cache_key",
     "check_numba_files",
+    "close",
     "entry_lock",
     "guard_dispatcher",
     "import_entry",

@@ -57,6 +57,7 @@ equally among its nodes.
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import logging
 import os
@@ -404,6 +405,9 @@ class CompileInfo:
     #: Why Numba could not compile the graph (the exception, with its traceback), or None: the NumPy tier
     #: then serves every call. Kept here so that it is never lost, even if its warning is filtered out.
     error: BaseException | None = None
+    #: Why the whole graph runs on the NumPy backend by design (a value Numba cannot take, such as a
+    #: scipy.sparse matrix: see :func:`numpy_only_reason`), or None. No machine code is made for it.
+    numpy_only: str | None = None
 
 
 def load_compiled(gen: GeneratedModule, arg_types: dict[str, tuple[Any, ...]]) -> tuple[dict[str, Any], CompileInfo]:
@@ -483,17 +487,41 @@ NUMPY_TIER = "numpy"
 MACHINE_CODE_TIER = "machine code"
 FALLBACK_TIER = "numpy (Numba failed)"
 FORKED_TIER = "numpy (forked while compiling)"
+EXITING_TIER = "numpy (compile abandoned at exit)"
 
 
 class ForkedWhileCompiling(RuntimeError):
     """The ``compile_info.error`` of a function in a child forked while its machine code was compiling."""
 
 
-#: Runners compiling on a worker thread now; a fork waits for them (see :func:`_before_fork`).
+class CompileAbandoned(RuntimeError):
+    """The ``compile_info.error`` of a function whose background compile was abandoned at interpreter exit."""
+
+
+#: Runners compiling on a worker thread now; a fork waits for them (see :func:`_before_fork`), the interpreter's
+#: exit abandons them (see :func:`_at_exit`), :func:`wait_all` waits for them.
 _compiling: set[NumbaRunner] = set()
 _compiling_lock = threading.Lock()
 #: How long a fork waits for the compiles under way before it goes on without them.
 FORK_WAIT_SECONDS = 60.0
+#: At exit: how long the reads and writes of cache entries under way may take to finish (each is short).
+EXIT_CACHE_WAIT_SECONDS = 2.0
+#: At exit: how long the LLVM call a worker is making may take to return (see :func:`_at_exit`).
+EXIT_LLVM_WAIT_SECONDS = 60.0
+#: Set when the interpreter exits: no background compile starts or goes on from then.
+_exiting = False
+#: Set when a worker thread first goes on to Numba (so it may be inside LLVM when the interpreter exits).
+_numba_started = False
+
+
+def _may_start_numba() -> bool:
+    """On a worker thread, before it first uses Numba: False if the interpreter is exiting (the compile stops)."""
+    global _numba_started
+    with _compiling_lock:
+        if _exiting:
+            return False
+        _numba_started = True
+        return True
 
 
 class NumbaRunner(NumpyRunner):
@@ -515,10 +543,12 @@ class NumbaRunner(NumpyRunner):
     call is counted under its tier (``profile.tier_calls``).
 
     Safe to call from several threads during the switch (a call runs wholly
-    on one tier). The worker is not a daemon thread: a process that ends while
-    it compiles waits for it, so the cache entry is written whole (every file
-    is written atomically, so even a killed process leaves none half
-    written). A ``fork`` waits (at most :data:`FORK_WAIT_SECONDS`) for the
+    on one tier). The worker is a daemon thread: a process that has its
+    answers exits at once, abandoning the compiles under way (see
+    :func:`_at_exit`; :func:`wait_all` waits for them instead). A cache
+    entry is never left half written: every file is written atomically and
+    signed last, so even a killed process leaves none a later process would
+    load. A ``fork`` waits (at most :data:`FORK_WAIT_SECONDS`) for the
     compiles under way, so that the child never inherits a lock Numba holds
     or a compile that no thread will finish; a child forked while one still
     runs keeps that function on the NumPy tier.
@@ -541,6 +571,8 @@ class NumbaRunner(NumpyRunner):
         self._lock = threading.Lock()  # orders when_ready against the end of compiling
         self._when_ready: list[Any] = []
         self._failure: str | None = None
+        #: True once the exit abandoned this compile (the NumPy tier serves; the worker's results are ignored).
+        self._abandoned = False
         #: The NumPy backend that runs calls until the machine code is ready (background compilation only).
         self._interim: NumpyRunner | None = None
         if not background:
@@ -551,17 +583,29 @@ class NumbaRunner(NumpyRunner):
             return
         self._interim = NumpyRunner(fgraph, borrow_outputs)
         with _compiling_lock:
-            _compiling.add(self)
-        thread = threading.Thread(target=self._compile, args=(gen, borrow_outputs, started), name="symlab-numba-compile")
+            exiting = _exiting
+            if not exiting:
+                _compiling.add(self)
+        if exiting:  # made by an exit hook or a finalizer: no compile would finish
+            self._abandon_at_exit()
+            return
+        thread = threading.Thread(
+            target=self._compile, args=(gen, borrow_outputs, started), name="symlab-numba-compile", daemon=True
+        )
         try:
             thread.start()
         except BaseException:
             with _compiling_lock:
                 _compiling.discard(self)
+            if _exiting:  # a thread cannot start while the interpreter finalizes
+                self._abandon_at_exit()
+                return
             raise
 
     def _compile(self, gen: GeneratedModule, borrow_outputs: Sequence[bool] | None, started: float) -> None:
         """Compile (or load) the module and make the runner ready; a failure leaves the NumPy backend."""
+        if self.compile_info.background and not _may_start_numba():
+            return  # the interpreter is exiting: the exit hook made this runner ready, on the NumPy tier
         try:
             known = self._slot_types(gen)
             arg_types = {  # the first use of Numba: on the worker thread when compiling in the background
@@ -582,7 +626,11 @@ class NumbaRunner(NumpyRunner):
             self._interim = None  # calls go to the machine code from now on
         except Exception as err:
             # The warning is given by the caller's thread: now, or at the first call after a background compile.
-            self._fail(err, borrow_outputs)
+            with self._lock:
+                if not self._abandoned:  # an abandoned compile's error (the cache closed under it) is not the graph's
+                    self._fail(err, borrow_outputs)
+        if self._abandoned:
+            return
         self.compile_info.ready_seconds = perf_counter() - started
         self._finish_compiling()
 
@@ -620,13 +668,30 @@ class NumbaRunner(NumpyRunner):
         self._ready = threading.Event()
         self._finish_compiling()
 
+    def _abandon_at_exit(self) -> None:
+        """The interpreter exits while this runner compiles: it is ready now, on the NumPy tier, without a warning.
+
+        A compile whose machine code is in place (only the last step was left) is kept.
+        """
+        with self._lock:
+            if self._ready.is_set() or self._interim is None:
+                return
+            self._abandoned = True
+            self._fail(CompileAbandoned("the interpreter exited while Numba compiled this graph on a worker thread"))
+            self._failure = None  # not a failure of the graph
+            self._interim = None
+        self._finish_compiling()
+
     @property
     def tier(self) -> str:
         """Which tier serves a call made now: :data:`NUMPY_TIER` (the machine code is not ready yet),
-        :data:`MACHINE_CODE_TIER`, :data:`FALLBACK_TIER` (Numba failed; the NumPy backend serves) or
-        :data:`FORKED_TIER`."""
+        :data:`MACHINE_CODE_TIER`, :data:`FALLBACK_TIER` (Numba failed; the NumPy backend serves),
+        :data:`FORKED_TIER` or :data:`EXITING_TIER`."""
         if self.numpy_fallback is not None:
-            return FORKED_TIER if isinstance(self.compile_info.error, ForkedWhileCompiling) else FALLBACK_TIER
+            error = self.compile_info.error
+            if isinstance(error, ForkedWhileCompiling):
+                return FORKED_TIER
+            return EXITING_TIER if isinstance(error, CompileAbandoned) else FALLBACK_TIER
         if self._interim is not None and not self._ready.is_set():
             return NUMPY_TIER
         return MACHINE_CODE_TIER
@@ -790,8 +855,127 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(before=_before_fork, after_in_child=_after_fork_in_child)
 
 
+def wait_all(timeout: float | None = None) -> bool:
+    """Wait until every background compile under way has finished (at most ``timeout`` seconds); True once all have.
+
+    A process exits without waiting for them (see :func:`_at_exit`): call this first to have the
+    machine code of every compiled function written to the disk cache, for the next process to load. A
+    compile started while this waits is waited for too.
+
+    >>> import symlab
+    >>> import symlab.tensor as st
+    >>> previous, symlab.config.background_compile = symlab.config.background_compile, True  # the default
+    >>> x = st.dvector("x")
+    >>> f = symlab.function([x], st.exp(x).sum() * 2.5)
+    >>> float(f([0.0, 0.0]))  # computed now (by the NumPy tier if the machine code is not ready yet)
+    5.0
+    >>> wait_all()
+    True
+    >>> f.tier
+    'machine code'
+    >>> symlab.config.background_compile = previous
+    """
+    if timeout is not None and (not isinstance(timeout, int | float) or isinstance(timeout, bool) or timeout < 0):
+        raise ValueError(f"wait_all: timeout must be None or a number of seconds >= 0, received {timeout!r}")
+    deadline = None if timeout is None else perf_counter() + timeout
+    while True:
+        with _compiling_lock:
+            pending = list(_compiling)
+        if not pending:
+            return True
+        for runner in pending:
+            if not runner.wait(None if deadline is None else max(deadline - perf_counter(), 0.0)):
+                return False
+
+
+def _hold_llvm(timeout: float) -> bool:
+    """Take llvmlite's lock and keep it: no other thread enters LLVM from now on. True if taken.
+
+    Waits for the LLVM call under way to return (llvmlite makes one call at a time, under this lock).
+    The lock is reentrant: this thread (the one finalizing the interpreter) can still use LLVM.
+    """
+    try:
+        from llvmlite.binding import ffi  # the worker that set _numba_started imports it if it has not yet
+
+        lock = ffi.lib._lock._lock
+    except (ImportError, AttributeError):  # pragma: no cover - an llvmlite laid out otherwise
+        return False
+    return bool(lock.acquire(timeout=timeout))
+
+
+def _at_exit() -> None:
+    """At interpreter exit (an ``atexit`` hook): abandon the background compiles under way, safely.
+
+    Nobody will call the functions they compile, so the process does not wait for them (it used to wait,
+    10-15 s for a few graphs, at the end of every script and test run). Their worker threads are daemon
+    threads, which the interpreter does not join; what stays is making their end safe:
+
+    * each such function is made ready on the NumPy tier (code run by a later exit hook still computes
+      right; ``compile_info.error`` is a :class:`CompileAbandoned`), and no new compile starts;
+    * the disk cache is closed (:func:`~symlab.compile.numba.cache.close`): the reads and writes of entries
+      under way may finish (a load that is nearly done), none starts. Files are written atomically and
+      signed last: an entry whose compile was cut short is a miss for the next process, never a load;
+    * llvmlite's lock is taken and kept: a worker in LLVM returns from its call, then blocks at its next
+      one until the process ends. A thread still running LLVM's code while the process runs LLVM's static
+      destructors (after the interpreter's end) crashes it (seen: segmentation faults, LLVM assertions).
+      A worker in Python code stops when the interpreter ends; one that had not gone on to Numba never does.
+
+    Registered when this module is imported, before Numba registers its own hooks: it runs after them, and
+    after the program's hooks registered since (``atexit`` runs the last registered first).
+    """
+    global _exiting
+    with _compiling_lock:
+        _exiting = True
+        pending = list(_compiling)
+        numba_started = _numba_started
+    if not pending:
+        return
+    for runner in pending:
+        runner._abandon_at_exit()
+    from symlab.compile.numba import cache  # a worker past _may_start_numba may import it, and write, later
+
+    cache.close(EXIT_CACHE_WAIT_SECONDS)
+    if numba_started:
+        _hold_llvm(EXIT_LLVM_WAIT_SECONDS)
+
+
+atexit.register(_at_exit)
+
+
+#: The tier of a graph that runs on the NumPy backend by design (``compile_info.numpy_only`` says why).
+NUMPY_ONLY_TIER = "numpy (no machine code for this graph)"
+
+
+def numpy_only_reason(fgraph: FunctionGraph) -> str | None:
+    """Why Numba cannot run ``fgraph`` at all, or None: a variable whose Type says its values cannot enter
+    Numba's nopython mode (the Type's ``numba_unsupported`` attribute, e.g. ``SparseTensorType``'s)."""
+    nodes = fgraph.toposort()
+    for var in (*fgraph.inputs, *(v for node in nodes for v in (*node.inputs, *node.outputs)), *fgraph.outputs):
+        why = getattr(var.type, "numba_unsupported", None)
+        if why:
+            return f"the graph holds {var} ({var.type}): {why}"
+    return None
+
+
+class NumpyOnlyRunner(NumpyRunner):
+    """The runner the Numba linker makes for a graph Numba cannot run (see :func:`numpy_only_reason`): the
+    NumPy backend, ready at once, with a :class:`CompileInfo` whose ``numpy_only`` says why (no warning:
+    nothing failed, and no op lacks a kernel by mistake)."""
+
+    tier = NUMPY_ONLY_TIER
+    ready = True
+
+    def __init__(self, fgraph: FunctionGraph, borrow_outputs: Sequence[bool] | None, reason: str) -> None:
+        super().__init__(fgraph, borrow_outputs)
+        self.compile_info = CompileInfo(numpy_only=reason)
+
+    def wait(self, timeout: float | None = None) -> bool:
+        return True
+
+
 class NumbaLinker(NumpyLinker):
-    """The linker named ``"numba"``: builds :class:`NumbaRunner` objects."""
+    """The linker named ``"numba"``: builds :class:`NumbaRunner` objects (a :class:`NumpyOnlyRunner` for a
+    graph holding values Numba cannot take)."""
 
     name = "numba"
     #: False: this linker runs compiled Numba code (a graph Numba cannot compile runs the NumPy backend).
@@ -802,6 +986,9 @@ class NumbaLinker(NumpyLinker):
     ) -> NumbaRunner:
         from symlab.config import config
 
+        reason = numpy_only_reason(fgraph)
+        if reason is not None:
+            return NumpyOnlyRunner(fgraph, borrow_outputs, reason)
         return NumbaRunner(fgraph, borrow_outputs, background=config.background_compile)
 
     def node_callable(self, node: Apply) -> Any:
@@ -854,4 +1041,16 @@ def compile_node(node: Apply) -> Any:
     return run
 
 
-__all__ = ["CompileInfo", "GeneratedModule", "NumbaLinker", "NumbaRunner", "compile_node", "generate_module", "warn_no_kernel"]
+__all__ = [
+    "CompileAbandoned",
+    "CompileInfo",
+    "GeneratedModule",
+    "NumbaLinker",
+    "NumbaRunner",
+    "NumpyOnlyRunner",
+    "compile_node",
+    "generate_module",
+    "numpy_only_reason",
+    "wait_all",
+    "warn_no_kernel",
+]
