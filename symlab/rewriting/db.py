@@ -6,7 +6,10 @@ order, each to a fixed point: ``canonicalize`` (0), ``stabilize`` (1),
 of the ``fast_run`` query, unless tagged ``optional``: such a rule (``cancel_factors``, tagged
 ``unsafe``) is selected only by its name or its own tags, never by its phase; ``fast_compile`` takes
 only the rules tagged ``fast_compile`` (merge, constant folding, a few cheap
-canonicalizations). ``include`` and ``exclude`` accept rule names and tags:
+canonicalizations, and the ``logistic`` stabilizations: a fast compile must not give NaN where the
+default gives numbers). ``include`` and ``exclude`` accept rule names and tags, and PyTensor's names of
+the rules symlab has under another name (:mod:`symlab.rewriting.aliases`); :meth:`RewriteDatabase.resolve`
+checks them:
 
 >>> import symlab.tensor as T
 >>> from symlab.rewriting import PatternNodeRewriter, register, rewrite_graph
@@ -27,6 +30,7 @@ notebook cell can be edited and run again).
 from __future__ import annotations
 
 import copy
+import difflib
 import importlib
 import importlib.util
 from collections.abc import Callable, Iterable, Sequence
@@ -37,6 +41,7 @@ from symlab.graph.basic import Constant, Variable
 from symlab.graph.fg import FunctionGraph
 from symlab.graph.gc_pause import gc_paused
 from symlab.graph.traversal import graph_inputs
+from symlab.rewriting.aliases import PYTENSOR_NAMES, expand_aliases
 from symlab.rewriting.basic import EquilibriumGraphRewriter, GraphRewriter, NodeRewriter, Rewriter
 from symlab.rewriting.constant_folding import constant_folding
 from symlab.rewriting.context import RewriteContext
@@ -178,14 +183,9 @@ class RewriteDatabase:
         and none is in ``exclude``. An ``include`` word that names nothing
         known raises ``ValueError`` (a typo would otherwise select nothing).
         """
-        include, exclude = frozenset(query_words(include, "include")), frozenset(query_words(exclude, "exclude"))
+        include = frozenset(self.resolve(include, "include"))
+        exclude = frozenset(expand_aliases(query_words(exclude, "exclude"), self._entries))
         entries = list(self)
-        known = set(PHASES) | set(QUERY_TAGS)
-        for e in entries:
-            known |= e.words
-        unknown = sorted(include - known)
-        if unknown:
-            raise ValueError(f"include: {unknown} name no rule or tag; known tags: {sorted(known - set(self._entries))}")
         groups: dict[float, list[RewriteEntry]] = {}
         for e in entries:
             words = e.words
@@ -198,6 +198,44 @@ class RewriteDatabase:
             name = phase if PHASES[phase] == position else f"{phase}@{position:g}"
             phases.append(Phase(name, position, group))
         return phases
+
+    def known_words(self) -> set[str]:
+        """Every word ``include``/``exclude`` select rules by: rule names, tags, phases and query tags."""
+        known = set(PHASES) | set(QUERY_TAGS)
+        for e in self:
+            known |= e.words
+        return known
+
+    def resolve(self, words: Iterable[str], what: str = "include") -> tuple[str, ...]:
+        """``words`` with PyTensor's names replaced by symlab's (:mod:`symlab.rewriting.aliases`).
+
+        A word that is no rule name, no tag and no alias of rules of this database raises
+        ``ValueError``, which names it and the closest known words (a typo would otherwise select
+        or exclude nothing, silently):
+
+        >>> default_db.resolve(["local_elemwise_fusion", "inplace"], "exclude")
+        ('elemwise_fusion', 'inplace')
+        >>> default_db.resolve(["elemwise_fusoin"], "exclude")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ValueError: exclude: ['elemwise_fusoin'] name no rule or tag ...; closest: 'elemwise_fusion'...
+        """
+        words = query_words(words, what)
+        self._ensure_loaded()
+        known = self.known_words()
+        unknown = [w for w in words if w not in known and not (w in PYTENSOR_NAMES and set(PYTENSOR_NAMES[w]) <= known)]
+        if unknown:
+            choices = sorted(known | {a for a, names in PYTENSOR_NAMES.items() if set(names) <= known})
+            hints = []
+            for w in unknown:
+                close = difflib.get_close_matches(w, choices, n=3, cutoff=0.6)
+                hints.append(f"closest: {', '.join(map(repr, close))}" if close else f"nothing close to {w!r}")
+            raise ValueError(
+                f"{what}: {unknown} name no rule or tag (nor a PyTensor name symlab has an alias for); "
+                f"{'; '.join(hints)}; tags: {sorted(known - set(self._entries))}; rule names: "
+                f"{'symlab.rewriting.default_db' if self is default_db else 'the database'}.names()"
+            )
+        return expand_aliases(words, self._entries)
 
 
 def query_words(words: Iterable[str], what: str) -> tuple[str, ...]:
