@@ -22,6 +22,7 @@ from symlab.gradient import grad
 
 dprint = printing.debugprint
 pprint = printing.pprint
+pp = printing.pp
 
 __version__ = "0.1.0"
 
@@ -35,6 +36,7 @@ _LAZY = {
     "In": ("symlab.compile", "In"),
     "Out": ("symlab.compile", "Out"),
     "get_mode": ("symlab.compile", "get_mode"),
+    "sparse": ("symlab.sparse", None),
 }
 
 
@@ -55,6 +57,6 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_LAZY))
 
 
-__all__ = ["config", "dprint", "pprint", "gof", "grad", "graph", "notebook", "printing", "scalar", "tensor", "view",
+__all__ = ["config", "dprint", "pp", "pprint", "gof", "grad", "graph", "notebook", "printing", "scalar", "tensor", "view",
            "__version__"]
-__all__ += ["In", "Out", "compile", "formats", "function", "get_mode", "shared"]
+__all__ += ["In", "Out", "compile", "formats", "function", "get_mode", "shared", "sparse"]

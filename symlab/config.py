@@ -23,11 +23,27 @@ ready, with ``SYMLAB_BACKGROUND_COMPILE=0`` in the environment or at run time::
 
 >>> type(symlab.config.background_compile)  # True unless turned off (symlab's test suite turns it off)
 <class 'bool'>
+
+``mode`` (default ``"NUMBA"``, or ``SYMLAB_MODE`` from the environment): the mode
+``symlab.function`` uses when it is given none, a name of
+:data:`symlab.compile.modes.PREDEFINED` (``"NUMBA"``, ``"NUMPY"``,
+``"FAST_COMPILE"``...) or a :class:`~symlab.compile.Mode`.
+
+``config.change_flags(name=value, ...)`` sets flags for a ``with`` block (or the
+calls of a function it decorates) and restores them afterwards, as PyTensor's does:
+
+>>> with symlab.config.change_flags(floatX="float32", mode="NUMPY"):
+...     symlab.config.floatX, symlab.config.mode
+('float32', 'NUMPY')
+>>> symlab.config.floatX
+'float64'
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+from typing import Any
 
 _FLOAT_DTYPES = ("float16", "float32", "float64")
 
@@ -40,6 +56,48 @@ class Config:
         self.floatX = os.environ.get("SYMLAB_FLOATX", "float64")
         self._background_compile = True
         self.background_compile = _env_flag("SYMLAB_BACKGROUND_COMPILE", default=True)
+        self._mode: Any = "NUMBA"
+        self.mode = os.environ.get("SYMLAB_MODE", "NUMBA")
+
+    #: The settings :meth:`change_flags` can change.
+    FLAGS = ("floatX", "background_compile", "mode")
+
+    @property
+    def mode(self) -> Any:
+        """The default mode of ``symlab.function``: a mode name or a ``Mode`` object."""
+        return self._mode
+
+    @mode.setter
+    def mode(self, value: Any) -> None:
+        if not isinstance(value, str) and not hasattr(value, "make_linker"):
+            raise TypeError(f"config.mode must be a mode name (str) or a Mode, received {value!r}")
+        self._mode = value
+
+    def change_flags(self, **flags: Any) -> _ChangeFlags:
+        """Set ``flags`` inside a ``with`` block, or during each call of a decorated function.
+
+        The previous values come back at the end, also when the block raises. An unknown
+        flag or a bad value is refused before anything changes.
+
+        >>> import symlab
+        >>> @symlab.config.change_flags(floatX="float32")
+        ... def vector_dtype():
+        ...     return symlab.tensor.vector().dtype
+        >>> vector_dtype(), symlab.tensor.vector().dtype
+        ('float32', 'float64')
+        >>> symlab.config.change_flags(optimizer="None")
+        Traceback (most recent call last):
+        ...
+        AttributeError: config.change_flags: unknown flag 'optimizer'; the flags are ('floatX', 'background_compile', 'mode')
+        """
+        for name in flags:
+            if name not in self.FLAGS:
+                raise AttributeError(f"config.change_flags: unknown flag {name!r}; the flags are {self.FLAGS}")
+        probe = Config.__new__(Config)
+        probe.__dict__.update(self.__dict__)
+        for name, value in flags.items():
+            setattr(probe, name, value)
+        return _ChangeFlags(self, flags)
 
     @property
     def floatX(self) -> str:  # noqa: N802 - the name every Theano user knows
@@ -64,7 +122,28 @@ class Config:
         self._background_compile = value
 
     def __repr__(self) -> str:
-        return f"Config(floatX={self.floatX!r}, background_compile={self.background_compile!r})"
+        return (
+            f"Config(floatX={self.floatX!r}, background_compile={self.background_compile!r}, mode={self.mode!r})"
+        )
+
+
+class _ChangeFlags(contextlib.ContextDecorator):
+    """What :meth:`Config.change_flags` returns: a context manager that is also a decorator."""
+
+    def __init__(self, config: Config, flags: dict[str, Any]) -> None:
+        self.config = config
+        self.flags = flags
+        self._saved: list[dict[str, Any]] = []
+
+    def __enter__(self) -> Config:
+        self._saved.append({name: getattr(self.config, name) for name in self.flags})
+        for name, value in self.flags.items():
+            setattr(self.config, name, value)
+        return self.config
+
+    def __exit__(self, *exc_info: Any) -> None:
+        for name, value in self._saved.pop().items():
+            setattr(self.config, name, value)
 
 
 def _env_flag(name: str, default: bool = False) -> bool:

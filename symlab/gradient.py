@@ -233,7 +233,7 @@ def jacobian(expression: Variable, wrt: Variable | Sequence[Variable]) -> Variab
     Rows are unrolled one gradient per element, so the expression's length
     must be known statically (a scalar has one row).
     """
-    from symlab.tensor.join import stack
+    from symlab.tensor.joining import stack
 
     single = isinstance(wrt, Variable)
     wrt_list = [wrt] if single else list(wrt)
@@ -345,6 +345,9 @@ def verify_grad(
                 )
 
 
+# PyTensor 3's names of the Jacobian products (after the definitions above, which they use).
+from symlab.gradient_products import hessian_vector_product, pullback, pushforward  # noqa: E402
+
 __all__ = [
     "DisconnectedInputError",
     "GradientError",
@@ -353,6 +356,9 @@ __all__ = [
     "Rop",
     "grad",
     "hessian",
+    "hessian_vector_product",
     "jacobian",
+    "pullback",
+    "pushforward",
     "verify_grad",
 ]

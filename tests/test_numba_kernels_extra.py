@@ -15,7 +15,7 @@ import symlab.tensor as st
 from symlab.compile.numba.kernels import NoKernel, kernel_for
 from symlab.graph.basic import Constant
 from symlab.tensor.alloc import ARange, Eye
-from symlab.tensor.join import Join, Split
+from symlab.tensor.joining import Join, Split
 from symlab.tensor.reduction import Argmax, Argmin, ReducedSize
 from symlab.tensor.special import LogSoftmax, Softmax
 from symlab.tensor.subtensor import (

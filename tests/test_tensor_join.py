@@ -8,7 +8,7 @@ from helpers import check_infer_shape
 
 import symlab.tensor as st
 from symlab.graph.null_type import DisconnectedType
-from symlab.tensor.join import Join, Split
+from symlab.tensor.joining import Join, Split
 
 
 def data(shape, dtype="float64", seed=0):

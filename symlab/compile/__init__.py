@@ -2,10 +2,13 @@
 
 :mod:`~symlab.compile.function` (``function``, ``Function``),
 :mod:`~symlab.compile.io` (``In``, ``Out``), :mod:`~symlab.compile.shared`
-(``shared``), :mod:`~symlab.compile.modes` (``Mode``, ``get_mode``),
+(``shared``), :mod:`~symlab.compile.modes` (``Mode``, ``get_mode``; also importable as
+:mod:`symlab.compile.mode`, PyTensor's name, with ``get_default_mode``),
+:mod:`~symlab.compile.monitormode` (``MonitorMode``),
 :mod:`~symlab.compile.linker_numpy` (the NumPy backend),
 :mod:`~symlab.compile.debugmode`, :mod:`~symlab.compile.nanguard` and
-:mod:`~symlab.compile.profiling`.
+:mod:`~symlab.compile.profiling`; ``wait_all`` waits for the background compiles under way
+(:func:`~symlab.compile.numba.linker.wait_all`).
 
 >>> import symlab
 >>> import symlab.tensor as st
@@ -18,10 +21,13 @@
 from symlab.compile.io import In, Out
 from symlab.compile.shared import SharedVariable, TensorSharedVariable, shared
 from symlab.compile.modes import DebugMode, Mode, NanGuardMode, get_mode, register_linker
+from symlab.compile.monitormode import MonitorMode
+from symlab.compile.mode import get_default_mode
 from symlab.compile.profiling import ProfileStats
 from symlab.compile.debugmode import DebugModeError
 from symlab.compile.nanguard import NanGuardError
 from symlab.compile.function import Function, FunctionMaker, UnusedInputError, function
+from symlab.compile.numba.linker import wait_all
 
 __all__ = [
     "DebugMode",
@@ -30,6 +36,7 @@ __all__ = [
     "FunctionMaker",
     "In",
     "Mode",
+    "MonitorMode",
     "NanGuardError",
     "NanGuardMode",
     "Out",
@@ -38,7 +45,9 @@ __all__ = [
     "TensorSharedVariable",
     "UnusedInputError",
     "function",
+    "get_default_mode",
     "get_mode",
     "register_linker",
     "shared",
+    "wait_all",
 ]

@@ -79,6 +79,19 @@ def _pairs(value: Any, what: str) -> list[tuple[Any, Any]]:
     return pairs
 
 
+def _refuse_inplace(targets: list[Variable], where: str) -> None:
+    """Refuse a user graph holding an op that overwrites its input (unless ``accept_inplace=True``)."""
+    from symlab.graph.traversal import applys_between
+
+    for node in applys_between(graph_inputs(targets), targets):
+        if getattr(node.op, "destroy_map", None):
+            raise TypeError(
+                f"{where}: the graph contains the inplace operation {node} (it overwrites input "
+                f"{sorted(i for ins in node.op.destroy_map.values() for i in ins)}); pass accept_inplace=True "
+                "to compile it (the inputs it overwrites must then be marked In(..., mutable=True))"
+            )
+
+
 class FunctionMaker:
     """Everything compilation produced: ``inputs``, ``outputs``, ``fgraph``, ``trace``, ``mode``, ``linker``."""
 
@@ -93,6 +106,7 @@ class FunctionMaker:
         on_unused_input: str = "raise",
         allow_input_downcast: bool | None = None,
         profile: bool | ProfileStats = False,
+        accept_inplace: bool = False,
     ) -> None:
         started = perf_counter()
         if name is not None and not isinstance(name, str):
@@ -130,6 +144,10 @@ class FunctionMaker:
                 )
         for target, _ in update_pairs:
             shared[target] = None
+        if not isinstance(accept_inplace, bool | np.bool_):
+            raise TypeError(f"{where}: accept_inplace must be True or False, received {accept_inplace!r}")
+        if not accept_inplace:
+            _refuse_inplace(targets, where)
         used = set(ancestors(targets)) if targets else set()
         for k, inp in enumerate(self.inputs):
             if inp.variable not in used and on_unused_input != "ignore":
@@ -165,11 +183,19 @@ class FunctionMaker:
         done = perf_counter()
 
         self.profile: ProfileStats | None = None
+        #: This function's own profile (one of ``profile.functions``), which its calls record into.
+        self.profile_record: ProfileStats | None = None
+        if profile is not None and not isinstance(profile, bool | np.bool_ | ProfileStats):
+            raise TypeError(
+                f"{where}: profile must be True, False or a ProfileStats, received {type(profile).__name__} "
+                f"{profile!r:.60}"
+            )
         if profile:
-            stats = profile if isinstance(profile, ProfileStats) else ProfileStats()
-            stats.name = name or stats.name
-            stats.mode = self.mode.name or repr(self.mode)
-            stats.linker = getattr(self.linker, "name", type(self.linker).__name__)
+            # A ProfileStats given to several functions adds up their own profiles (one for each).
+            combined = profile if isinstance(profile, ProfileStats) else ProfileStats()
+            stats = combined.add_function(
+                name, self.mode.name or repr(self.mode), getattr(self.linker, "name", type(self.linker).__name__)
+            )
             stats.graph_seconds = graph_done - started
             stats.rewrite_seconds = rewrite_done - graph_done
             stats.codegen_seconds = done - rewrite_done
@@ -182,8 +208,10 @@ class FunctionMaker:
                 stats.cache_miss_reason = info.miss_reason
             stats.set_nodes(self.runner.nodes)
             self.runner.profile = stats
-            self.profile = stats
+            self.profile = combined
+            self.profile_record = stats
             stats.compile_seconds = perf_counter() - started
+            combined.function_ready(stats)
 
     # -- argument normalization ------------------------------------------------------------------
     def _inputs(self, inputs: Any) -> list[In]:
@@ -314,6 +342,8 @@ class Function(Displayable):
     until the machine code is ready, :attr:`compile_info` says when it became
     ready, whether it came from the cache (and why not), how many calls ran
     before, and keeps the exception if Numba failed. ``repr(f)`` says it too.
+    A process exits without waiting for the compiles under way (they are
+    abandoned safely); :func:`symlab.compile.wait_all` waits for all of them.
     """
 
     def __init__(self, maker: FunctionMaker) -> None:
@@ -323,12 +353,13 @@ class Function(Displayable):
         self.outputs = maker.outputs
         self.trace = maker.trace
         self.profile = maker.profile
+        self._profile_record = maker.profile_record if maker.profile is not None else None
         self._runner = maker.runner
         self._n_out = len(maker.outputs)
         self._filters = [
             (i.variable.type.filter, i.strict, maker._downcast(i), i.name) for i in maker.inputs
         ]
-        self._shared = [c for c in (v.container for v in maker.fgraph.inputs[len(maker.inputs):])]
+        self._shared = [v.container for v in maker.shared]
         self._updates = maker.update_targets
         by_name: dict[str, list[int]] = {}
         for k, i in enumerate(maker.inputs):
@@ -346,8 +377,8 @@ class Function(Displayable):
         """The runner's machine code is ready (background compilation): calls go straight to it from now."""
         if self._plain_call is not None:
             self._plain_call = self._make_plain_call()
-        if self.profile is not None:
-            self.profile.record_background_compile(self._runner.compile_info)
+        if self._profile_record is not None:
+            self._profile_record.record_background_compile(self._runner.compile_info)
 
     def wait(self, timeout: float | None = None) -> bool:
         """Wait until compiling is over (at most ``timeout`` seconds); True once it is.
@@ -459,9 +490,10 @@ class Function(Displayable):
                     self._add_call_note(err, args)  # raised while computing: say what the call gave
                     raise
             # a bad input value or a wrong number of them: the full path below raises the error that says so
-        profile = self.profile
+        profile = self._profile_record
         if profile is not None:
             started = perf_counter()
+            update_seconds = 0.0
         # Every input given by position: nothing to bind (the common, fast case).
         values = list(args) if not kwargs and len(args) == len(self._filters) else self._bind(args, kwargs)
         for k, ((filt, strict, downcast, name), value) in enumerate(zip(self._filters, values)):
@@ -497,17 +529,101 @@ class Function(Displayable):
                 container.value = value
             results = results[:n]
             if profile is not None:
-                profile.update_seconds += perf_counter() - updates_started
+                update_seconds = perf_counter() - updates_started
         if profile is not None:
-            profile.input_seconds += inputs_done - started
-            profile.calls += 1
-            profile.call_seconds += perf_counter() - started
+            profile.record_call(inputs_done - started, update_seconds, perf_counter() - started)
         kind = self.maker.output_kind
         if kind == "single":
             return results[0]
         if kind == "dict":
             return dict(zip(self.maker.output_keys, results))
         return results
+
+    def copy(
+        self,
+        share_memory: bool = False,
+        swap: Mapping[SharedVariable, SharedVariable] | None = None,
+        delete_updates: bool = False,
+        name: str | None = None,
+    ) -> Function:
+        """A copy of this function, without rewriting or compiling the graph again.
+
+        ``swap``: ``{shared: other_shared}``, the copy reads and updates ``other_shared``
+        instead (its type must be the same). ``delete_updates=True``: the copy does not
+        update any shared variable. ``share_memory=True``: the copy runs in this function's
+        storage (calls take turns); otherwise it gets its own copy of the optimized graph
+        and storage. ``name``: the copy's name (default: this function's name + " copy").
+
+        >>> import symlab
+        >>> import symlab.tensor as st
+        >>> state, other = symlab.shared(0), symlab.shared(0)
+        >>> inc = st.iscalar("inc")
+        >>> acc = symlab.function([inc], state, updates=[(state, state + inc)], mode="NUMPY")
+        >>> acc2 = acc.copy(swap={state: other})
+        >>> _ = acc(10), acc2(100)
+        >>> int(state.get_value()), int(other.get_value())
+        (10, 100)
+        >>> frozen = acc.copy(delete_updates=True)
+        >>> int(frozen(5)), int(state.get_value())
+        (10, 10)
+        """
+        import copy as copy_module
+
+        maker = self.maker
+        where = f"{maker.where}.copy"
+        if name is not None and not isinstance(name, str):
+            raise TypeError(f"{where}: name must be a str or None, received {type(name).__name__} {name!r:.60}")
+        for flag, value in (("share_memory", share_memory), ("delete_updates", delete_updates)):
+            if not isinstance(value, bool | np.bool_):
+                raise TypeError(f"{where}: {flag} must be True or False, received {value!r}")
+        swaps = _pairs(swap, f"{where}: swap")
+        by_container = {s.container: k for k, s in enumerate(maker.shared)}
+        replaced: dict[int, SharedVariable] = {}
+        for k, (old, new) in enumerate(swaps):
+            if not isinstance(old, SharedVariable) or not isinstance(new, SharedVariable):
+                raise TypeError(
+                    f"{where}: swap entry {k} must map a shared variable to a shared variable, received "
+                    f"{type(old).__name__} -> {type(new).__name__}"
+                )
+            position = by_container.get(old.container)
+            if position is None:
+                raise ValueError(
+                    f"{where}: swap entry {k}: {old} is not a shared variable of this function; its shared "
+                    f"variables are {[str(v) for v in maker.shared]}"
+                )
+            if new.type != old.type:
+                raise TypeError(f"{where}: swap entry {k}: {new} ({new.type}) cannot replace {old} ({old.type})")
+            replaced[position] = new
+
+        n_out = len(maker.outputs)
+        new_maker = copy_module.copy(maker)
+        new_maker.name = f"{maker.name} copy" if name is None and maker.name else name
+        new_maker.where = f"function {new_maker.name!r}" if new_maker.name else "function"
+        new_maker.shared = [replaced.get(k, v) for k, v in enumerate(maker.shared)]
+        keep_updates = not delete_updates and bool(maker.updates)
+        if share_memory and (keep_updates or not maker.updates):
+            fgraph = maker.fgraph
+            runner = maker.runner
+        else:
+            outputs = maker.fgraph.outputs if keep_updates else maker.fgraph.outputs[:n_out]
+            mutable = [k for k, i in enumerate(maker.inputs) if i.mutable]
+            fgraph = FunctionGraph(
+                maker.fgraph.inputs, outputs, clone=True, features=[DestroyHandler(mutable)]
+            )
+            borrow = [o.borrow for o in maker.outputs] + [False] * (len(outputs) - n_out)
+            runner = maker.linker.make_runner(fgraph, borrow, trace=maker.trace)
+        # The copy reads each shared value from the containers of its own shared variables (new_maker.shared).
+        new_maker.fgraph = fgraph
+        new_maker.runner = runner
+        position = {s.container: k for k, s in enumerate(maker.shared)}
+        if keep_updates:
+            new_maker.updates = [(replaced.get(position[s.container], s), e) for s, e in maker.updates]
+            new_maker.update_targets = [(t.container, t.type) for t, _ in new_maker.updates]
+        else:
+            new_maker.updates = []
+            new_maker.update_targets = []
+        new_maker.profile = None
+        return Function(new_maker)
 
     def dprint(self, **kwargs: Any) -> Any:
         """Print the optimized graph with each node's position in the execution order."""
@@ -546,6 +662,8 @@ class Function(Displayable):
             return ""
         tier = self.tier
         note = f" tier={tier!r}"
+        if info.numpy_only:
+            return note + f" ({info.numpy_only})"
         if tier == "numpy":
             return note + " (machine code compiling)"
         if info.error is not None:
@@ -569,6 +687,7 @@ def function(
     on_unused_input: str = "raise",
     allow_input_downcast: bool | None = None,
     profile: bool | ProfileStats = False,
+    accept_inplace: bool = False,
 ) -> Function:
     """Compile ``outputs`` (a Variable, a list or a dict of them, or :class:`Out`) as a function of ``inputs``.
 
@@ -580,7 +699,8 @@ def function(
     ``'raise'``, ``'warn'`` or ``'ignore'`` an input the outputs do not need.
     ``allow_input_downcast``: let inputs be converted with loss of precision
     (``None``: only Python floats into ``floatX``). ``profile=True``: record
-    times in ``f.profile``.
+    times in ``f.profile``. ``accept_inplace``: allow the graph given to hold
+    operations that overwrite their inputs (refused otherwise, as in PyTensor).
 
     >>> import symlab
     >>> import symlab.tensor as st
@@ -591,7 +711,8 @@ def function(
     """
     with gc_paused():  # compiling a large graph would otherwise run many full collections
         return FunctionMaker(
-            inputs, outputs, mode, updates, givens, name, on_unused_input, allow_input_downcast, profile
+            inputs, outputs, mode, updates, givens, name, on_unused_input, allow_input_downcast, profile,
+            accept_inplace,
         ).create()
 
 

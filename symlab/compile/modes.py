@@ -1,7 +1,8 @@
 """Modes: which rewrites run, and which backend (linker) runs the result.
 
 A :class:`Mode` is a rewrite query (``include``/``exclude`` words: rule
-names, tags or phases of :mod:`symlab.rewriting.db`) and a linker name.
+names, tags or phases of :mod:`symlab.rewriting.db`, or PyTensor's names of
+the same rules, :mod:`symlab.rewriting.aliases`) and a linker name.
 The predefined modes, by name:
 
 ``"NUMBA"`` (the default)
@@ -9,7 +10,8 @@ The predefined modes, by name:
     (:class:`~symlab.compile.numba.linker.NumbaLinker`; Numba is imported on
     the first compile).
 ``"FAST_COMPILE"``
-    the few ``fast_compile`` rewrites, NumPy backend.
+    the few ``fast_compile`` rewrites (merge, constant folding, cheap canonicalizations, the
+    ``logistic`` stabilizations), NumPy backend.
 ``"NUMPY"``
     ``fast_run`` rewrites, NumPy backend.
 ``"DEBUG"``
@@ -34,7 +36,7 @@ from symlab.compile.debugmode import DebugLinker
 from symlab.compile.linker_numpy import NumpyLinker
 from symlab.compile.nanguard import NanGuardLinker
 from symlab.compile.numba.linker import NumbaLinker
-from symlab.rewriting.db import query_words
+from symlab.rewriting.db import PHASES, QUERY_TAGS, default_db, query_words
 
 #: Linker classes by name; a backend registers itself here with :func:`register_linker`.
 LINKERS: dict[str, type] = {"numpy": NumpyLinker, "numba": NumbaLinker}
@@ -63,8 +65,8 @@ class Mode:
         if not isinstance(linker, str):
             raise TypeError(f"Mode: linker must be a name (str), received {type(linker).__name__}")
         self.linker = linker
-        self.include = query_words(include, "Mode include")
-        self.exclude = query_words(exclude, "Mode exclude")
+        self.include = _rewrite_words(include, "Mode include")
+        self.exclude = _rewrite_words(exclude, "Mode exclude")
         self.name = name
 
     def _replace(self, **changes: Any) -> Mode:
@@ -74,11 +76,28 @@ class Mode:
         return new
 
     def including(self, *words: str) -> Mode:
-        """A copy that also runs the rewrites selected by ``words``."""
+        """A copy that also runs the rewrites selected by ``words`` (rule names, tags, or PyTensor's names).
+
+        >>> get_mode("FAST_COMPILE").including("local_log1p").include
+        ('fast_compile', 'log1p', 'log1p_swapped')
+        """
+        words = _rewrite_words(words, "Mode.including")
         return self._replace(include=self.include + tuple(w for w in words if w not in self.include), name=None)
 
     def excluding(self, *words: str) -> Mode:
-        """A copy that does not run the rewrites selected by ``words``."""
+        """A copy that does not run the rewrites selected by ``words`` (rule names, tags, or PyTensor's names).
+
+        A PyTensor name of a rule symlab has under another name stands for symlab's rule; a word that
+        names nothing raises ``ValueError`` (with the closest known words):
+
+        >>> get_mode("NUMPY").excluding("local_elemwise_fusion", "inplace").exclude
+        ('elemwise_fusion', 'inplace')
+        >>> get_mode("NUMPY").excluding("constant_foldng")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ValueError: Mode.excluding: ['constant_foldng'] name no rule or tag ...; closest: 'constant_folding'...
+        """
+        words = _rewrite_words(words, "Mode.excluding")
         return self._replace(exclude=self.exclude + tuple(w for w in words if w not in self.exclude), name=None)
 
     def make_linker(self) -> Any:
@@ -99,6 +118,17 @@ class Mode:
             f"{type(self).__name__}(name={self.name!r}, linker={self.linker!r}, include={self.include!r}, "
             f"exclude={self.exclude!r})"
         )
+
+
+def _rewrite_words(words: Any, what: str) -> tuple[str, ...]:
+    """``words`` checked and with PyTensor's names replaced by symlab's (see :meth:`RewriteDatabase.resolve`).
+
+    Phases and query tags alone (the predefined modes) are taken as they are, without loading the rules.
+    """
+    words = query_words(words, what)
+    if all(w in PHASES or w in QUERY_TAGS for w in words):
+        return words
+    return default_db.resolve(words, what)
 
 
 class DebugMode(Mode):
@@ -162,12 +192,12 @@ PREDEFINED: dict[str, Mode] = {
 }
 _ALIASES = {"FAST_RUN": "NUMBA", "DebugMode": "DEBUG", "DEBUG_MODE": "DEBUG", "NanGuardMode": "NanGuard"}
 
-#: The mode used when ``symlab.function`` is given ``mode=None``.
+#: The default of ``symlab.config.mode``, the mode used when ``symlab.function`` is given ``mode=None``.
 DEFAULT_MODE = "NUMBA"
 
 
 def get_mode(mode: str | Mode | None = None) -> Mode:
-    """The :class:`Mode` for ``mode``: a Mode, a predefined name, or ``None`` (:data:`DEFAULT_MODE`).
+    """The :class:`Mode` for ``mode``: a Mode, a predefined name, or ``None`` (``symlab.config.mode``).
 
     >>> get_mode().name, get_mode("NUMBA").linker
     ('NUMBA', 'numba')
@@ -177,7 +207,9 @@ def get_mode(mode: str | Mode | None = None) -> Mode:
     ValueError: unknown mode 'FAST'; the modes are ['NUMBA', 'FAST_COMPILE', 'NUMPY', 'DEBUG', 'NanGuard'] (or a Mode object)
     """
     if mode is None:
-        mode = DEFAULT_MODE
+        from symlab.config import config
+
+        mode = config.mode
     if isinstance(mode, Mode):
         return mode
     if isinstance(mode, str):

@@ -109,8 +109,22 @@ class SharedVariable(Variable):
         else:
             self.container = container
 
-    def get_value(self, borrow: bool = False) -> Any:
-        """The current value: a copy, or the stored object itself with ``borrow=True``."""
+    def get_value(self, borrow: bool = False, return_internal_type: bool = False) -> Any:
+        """The current value: a copy, or the stored object itself with ``borrow=True``.
+
+        ``return_internal_type`` is PyTensor's: it asks for the value in the form the backend stores
+        it. symlab stores NumPy arrays on every backend, so the value is the same either way.
+
+        >>> import numpy as np
+        >>> s = shared(np.ones(2))
+        >>> s.get_value(borrow=True) is s.get_value(borrow=True), s.get_value() is s.get_value()
+        (True, False)
+        """
+        if not isinstance(borrow, bool | np.bool_) or not isinstance(return_internal_type, bool | np.bool_):
+            raise TypeError(
+                f"get_value: borrow and return_internal_type must be True or False, received "
+                f"borrow={borrow!r}, return_internal_type={return_internal_type!r}"
+            )
         value = self.container.value
         if borrow:
             return value
@@ -145,31 +159,88 @@ class TensorSharedVariable(TensorVariable, SharedVariable):
     """A shared NumPy array: tensor operators (``w + 1``, ``w.T``) work on it."""
 
 
+def _static_shape(shape: Any, array: np.ndarray) -> tuple[int | None, ...]:
+    """``shape=`` of :func:`shared`, checked against the value: one entry per dimension, ``None`` or its size."""
+    try:
+        entries = tuple(shape)
+    except TypeError:
+        raise TypeError(f"shared: shape must be a tuple of sizes or None, received {shape!r}") from None
+    if len(entries) != array.ndim:
+        raise ValueError(
+            f"shared: shape {entries} has {len(entries)} entries but the value has {array.ndim} dimensions "
+            f"(shape {array.shape})"
+        )
+    for axis, (size, actual) in enumerate(zip(entries, array.shape, strict=True)):
+        if size is None:
+            continue
+        if not isinstance(size, int | np.integer) or isinstance(size, bool):
+            raise TypeError(f"shared: shape entries must be int or None, received {size!r} at axis {axis}")
+        if size != actual:
+            raise ValueError(
+                f"shared: shape {entries} says axis {axis} has size {size}, but the value's shape is {array.shape}"
+            )
+    return tuple(None if size is None else int(size) for size in entries)
+
+
 def shared(
-    value: Any, name: str | None = None, strict: bool = False, allow_downcast: bool | None = None
+    value: Any,
+    name: str | None = None,
+    strict: bool = False,
+    allow_downcast: bool | None = None,
+    *,
+    borrow: bool = False,
+    shape: Any = None,
 ) -> SharedVariable:
-    """A shared variable holding ``value`` (copied): an implicit input of the functions that use it.
+    """A shared variable holding ``value``: an implicit input of the functions that use it.
 
-    The type is a :class:`TensorType` of the value's dtype and rank (no static
-    sizes, so later values may have other shapes). ``strict=True`` makes
-    ``set_value`` accept only arrays of exactly that dtype; ``allow_downcast``
-    lets it convert with loss of precision.
+    The type is a :class:`TensorType` of the value's dtype and rank, with no static
+    sizes (later values may have other shapes) unless ``shape`` gives them: one entry
+    per dimension, ``None`` (any size) or the value's size there. ``strict=True`` makes
+    ``set_value`` accept only arrays of exactly that dtype; ``allow_downcast`` lets it
+    convert with loss of precision. The value is copied, unless ``borrow=True``: then
+    the variable keeps the array it was given (when it needs no conversion), and
+    changing that array in place changes the variable's value, as in Theano/PyTensor.
 
+    >>> import numpy as np
     >>> import symlab
     >>> b = symlab.shared(0.5, name="b")
     >>> b.type, b.get_value()
     (TensorType(float64, ()), array(0.5))
+    >>> a = np.zeros((3, 1))
+    >>> symlab.shared(a, shape=(None, 1)).type
+    TensorType(float64, (?, 1))
+    >>> kept = symlab.shared(a, borrow=True)
+    >>> a += 1
+    >>> kept.get_value()[:, 0]
+    array([1., 1., 1.])
+    >>> symlab.shared(a, shape=(2, 1))
+    Traceback (most recent call last):
+    ...
+    ValueError: shared: shape (2, 1) says axis 0 has size 2, but the value's shape is (3, 1)
     """
+    if not isinstance(borrow, bool | np.bool_):
+        raise TypeError(f"shared: borrow must be True or False, received {borrow!r}")
     if isinstance(value, Variable):
         raise TypeError(f"shared: expected a value (an array or a number), received the symbolic variable {value}")
+    if value.__class__.__module__.startswith("scipy.sparse"):
+        # A scipy.sparse matrix becomes a shared sparse variable, as in PyTensor (loaded only then).
+        if shape is not None:
+            raise TypeError(f"shared: shape= is for dense arrays, received a sparse matrix and shape={shape!r}")
+        from symlab.sparse.sharedvar import shared as sparse_shared
+
+        return sparse_shared(value, name=name, strict=strict, allow_downcast=allow_downcast, borrow=bool(borrow))
     try:
         array = np.asarray(value)
     except (TypeError, ValueError) as err:
         raise TypeError(f"shared: cannot make an array of {describe_value(value)}: {err}") from None
     if array.dtype == object or array.dtype.kind in "USVMm":
         raise TypeError(f"shared: expected a numeric value, received {describe_value(value)}")
-    type = TensorType(array.dtype.name, (None,) * array.ndim)
-    return TensorSharedVariable(type, value, name=name, strict=strict, allow_downcast=allow_downcast)
+    static = (None,) * array.ndim if shape is None else _static_shape(shape, array)
+    type = TensorType(array.dtype.name, static)
+    variable = TensorSharedVariable(type, None, name=name, strict=strict, allow_downcast=allow_downcast,
+                                    container=Container(type, None, name, strict, allow_downcast))
+    variable.set_value(value, borrow=bool(borrow))
+    return variable
 
 
 __all__ = ["Container", "SharedVariable", "TensorSharedVariable", "describe_value", "shared"]

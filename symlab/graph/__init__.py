@@ -20,6 +20,7 @@ from symlab.graph.evaluate import evaluate
 from symlab.graph.features import History, ReplaceValidate, Validator
 from symlab.graph.fg import FunctionGraph, InconsistencyError
 from symlab.graph.op import Op
+from symlab.graph.replace import vectorize_graph
 from symlab.graph.traversal import (
     ancestors,
     applys_between,
@@ -64,4 +65,5 @@ __all__ = [
     "is_in_ancestors",
     "orphans_between",
     "vars_between",
+    "vectorize_graph",
 ]

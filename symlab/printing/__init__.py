@@ -22,11 +22,15 @@ This package must stay cheap to import: it does not import graphviz.
 
 from symlab.printing.debugprint import char_from_number, debugprint
 from symlab.printing.pprint import pprint
+from symlab.printing.print_op import Print
 from symlab.printing.subject import Subject, subject_of
 from symlab.printing.model import DrawEdge, DrawNode, GraphModel, build_model
 from symlab.printing.diagram import diagram, to_dot
 from symlab.printing.pydotprint import pydotprint
 
+#: Theano's and PyTensor's short name of :func:`pprint`.
+pp = pprint
+
 __all__ = ["char_from_number", "debugprint"]
-__all__ += ["diagram", "pprint", "pydotprint", "to_dot"]
+__all__ += ["Print", "diagram", "pp", "pprint", "pydotprint", "to_dot"]
 __all__ += ["DrawEdge", "DrawNode", "GraphModel", "Subject", "build_model", "subject_of"]

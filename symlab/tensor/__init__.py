@@ -39,7 +39,7 @@ from symlab.tensor.shape import (
     squeeze,
 )
 from symlab.tensor.alloc import *  # noqa: F403
-from symlab.tensor.join import *  # noqa: F403
+from symlab.tensor.joining import *  # noqa: F403
 from symlab.tensor.subtensor import *  # noqa: F403
 from symlab.tensor.transfer import register_transfer, transfer, unregister_transfer
 from symlab.tensor.type import Tensor, TensorType
@@ -50,6 +50,8 @@ as_tensor = as_tensor_variable
 #: Differentiation, reachable from the tensor package as in Theano and PyTensor (seed 003 writes
 #: ``tensor.grad()``). They live in :mod:`symlab.gradient`, a layer above this one: loaded on first use.
 _GRADIENT_NAMES = ("grad", "jacobian", "hessian", "Lop", "Rop", "verify_grad")
+#: Theano's namespaces ``T.nnet`` and ``T.signal``: subpackages loaded on first use (``import symlab`` stays light).
+_LAZY_SUBPACKAGES = ("nnet", "signal")
 
 
 #: ``from symlab.tensor import *`` (seed 004's ``from theano.tensor import *``) gives the tensor language and
@@ -65,4 +67,8 @@ def __getattr__(name: str):
         value = getattr(gradient, name)
         globals()[name] = value
         return value
+    if name in _LAZY_SUBPACKAGES:
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")  # the import also sets the attribute
     raise AttributeError(f"module 'symlab.tensor' has no attribute {name!r}")

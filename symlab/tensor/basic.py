@@ -72,7 +72,7 @@ def as_tensor_variable(x: Any, name: str | None = None, ndim: int | None = None,
             )
         return x
     if isinstance(x, list | tuple) and any(isinstance(e, Variable) for e in _flatten(x)):
-        from symlab.tensor.join import stack
+        from symlab.tensor.joining import stack
 
         return stack([as_tensor_variable(e, what=f"{what}[{k}]") for k, e in enumerate(x)])
     return constant(x, name=name, ndim=ndim, dtype=dtype, what=what)

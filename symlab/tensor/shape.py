@@ -230,7 +230,7 @@ def _static_number(s: Variable) -> Any:
 
 def _static_entries(v: Variable) -> tuple[int | None, ...]:
     """What is statically known of each entry of an integer vector of static length."""
-    from symlab.tensor.join import Join
+    from symlab.tensor.joining import Join
 
     n = v.type.shape[0]
     if isinstance(v, Constant):
@@ -252,7 +252,7 @@ def _static_entries(v: Variable) -> tuple[int | None, ...]:
 def _vector_entry(v: Variable, i: int) -> Variable:
     """Entry ``i`` of an integer vector of static length, as an int64 scalar (no Subtensor)."""
     from symlab.tensor.basic import cast
-    from symlab.tensor.join import Join
+    from symlab.tensor.joining import Join
 
     known = _static_entries(v)
     if known[i] is not None:
@@ -301,7 +301,7 @@ def _shape_vector(shape: Any, opname: str) -> Variable:
             raise TypeError(f"{opname}: shape entries must be ints or integer scalars, received {s!r}")
     if all(isinstance(s, int) for s in entries):
         return constant(np.array(entries, dtype="int64"))
-    from symlab.tensor.join import stack
+    from symlab.tensor.joining import stack
 
     return stack([cast(s, "int64") if isinstance(s, Variable) else constant(s, dtype="int64") for s in entries])
 

@@ -21,6 +21,9 @@ import numpy as np
 
 from symlab.graph.basic import Constant, Variable
 
+#: The scalar ops whose results refuse ``bool()`` (see ``__bool__``).
+_COMPARISONS = frozenset({"lt", "le", "gt", "ge", "eq", "neq"})
+
 
 def _t():
     """The ``symlab.tensor`` namespace (imported late: it imports this module)."""
@@ -63,10 +66,20 @@ class _TensorOperators:
         return _t().transpose(self)
 
     def __bool__(self) -> bool:
-        raise TypeError(
-            f"The truth value of the symbolic variable {self} is unknown until it is computed; "
-            "use symlab.tensor.switch or compare values after evaluation"
-        )
+        """True, as in Theano (``if not W:`` tests that ``W`` was given), except for a comparison.
+
+        The result of ``<``, ``<=``, ``>``, ``>=``, ``eq`` or ``neq`` raises: its truth is known
+        only once computed, and ``a < b < c`` (Python's ``(a < b) and (b < c)``) would silently
+        drop a comparison.
+        """
+        owner = self.owner
+        scalar_op = getattr(owner.op, "scalar_op", None) if owner is not None else None
+        if getattr(scalar_op, "name", None) in _COMPARISONS:
+            raise TypeError(
+                f"The truth value of the comparison {self} is unknown until it is computed; "
+                "use symlab.tensor.switch, or compare values after evaluation (a < b < c is not supported)"
+            )
+        return True
 
     def __len__(self) -> int:
         if self.ndim == 0:

@@ -24,7 +24,7 @@ from __future__ import annotations
 from symlab.compile.numba.kernels import Kernel, function_source, kernel_for, register_kernel
 from symlab.compile.numba.kernels_subtensor import check_dtypes, dtype_src, index_tuple, int_src, message
 from symlab.graph.basic import Apply
-from symlab.tensor.join import Join, Split
+from symlab.tensor.joining import Join, Split
 
 
 def _along(ndim: int, axis: int, piece: str) -> str:

@@ -49,7 +49,7 @@ from symlab.rewriting.rules.table import fits
 from symlab.tensor import math as M
 from symlab.tensor.basic import constant
 from symlab.tensor.elemwise import DimShuffle, Elemwise
-from symlab.tensor.join import Join
+from symlab.tensor.joining import Join
 from symlab.tensor.reduction import ReducedSize, Sum
 from symlab.tensor.shape import Shape, Shape_i
 from symlab.tensor.shape_inference import symbolic_shape
@@ -74,7 +74,7 @@ def lift_shape(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None:
         return None
     if not shape:
         return [constant(np.zeros(0, dtype="int64"))]
-    from symlab.tensor.join import stack
+    from symlab.tensor.joining import stack
 
     return [stack(list(shape))]
 

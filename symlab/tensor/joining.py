@@ -1,4 +1,6 @@
-"""Putting tensors together and taking them apart: ``concatenate``, ``stack``, ``split``.
+"""Putting tensors together and taking them apart: ``concatenate``, ``join``, ``stack``, ``split``.
+
+(The module is ``joining`` so that ``symlab.tensor.join`` is the function, as in PyTensor.)
 
 >>> import numpy as np
 >>> import symlab.tensor as st
@@ -214,6 +216,30 @@ def concatenate(tensors: Sequence[Any], axis: int = 0) -> Variable:
     return Join(axis)(*tensors)
 
 
+def join(axis: int, *tensors: Any) -> Variable:
+    """Join ``tensors`` along the existing ``axis``: PyTensor's and Theano's form of :func:`concatenate`.
+
+    >>> import numpy as np
+    >>> import symlab.tensor as st
+    >>> x, y = st.dmatrix("x"), st.dmatrix("y")
+    >>> st.join(0, x, y).eval({x: np.zeros((1, 2)), y: np.ones((2, 2))}).tolist()
+    [[0.0, 0.0], [1.0, 1.0], [1.0, 1.0]]
+    >>> st.join([x, y])
+    Traceback (most recent call last):
+    ...
+    TypeError: join: the first argument is the axis (an int), received a list; write join(axis, *tensors)
+    """
+    if not isinstance(axis, int | np.integer) or isinstance(axis, bool):
+        kind = type(axis).__name__
+        raise TypeError(
+            f"join: the first argument is the axis (an int), received a{'n' if kind[0] in 'aeiou' else ''} "
+            f"{kind}; write join(axis, *tensors)"
+        )
+    if not tensors:
+        raise ValueError("join: needs at least one tensor after the axis")
+    return concatenate(list(tensors), axis=int(axis))
+
+
 def stack(tensors: Sequence[Any], axis: int = 0) -> Variable:
     """Join ``tensors`` (of the same rank) along a new ``axis``, as ``np.stack``.
 
@@ -246,4 +272,4 @@ def stack(tensors: Sequence[Any], axis: int = 0) -> Variable:
     return concatenate([expand_dims(t, axis) for t in tensors], axis=axis)
 
 
-__all__ = ["Join", "Split", "concatenate", "split", "stack"]
+__all__ = ["Join", "Split", "concatenate", "join", "split", "stack"]
