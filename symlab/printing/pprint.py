@@ -115,6 +115,8 @@ def leaf_text(var: Variable) -> str:
     if isinstance(var, Constant):
         data = var.data
         ndim = getattr(data, "ndim", None)
+        if ndim is not None and not hasattr(data, "flat"):  # not a NumPy value (a scipy.sparse matrix)
+            return str(var)
         if ndim == 0:
             return str(data[()])
         if ndim is not None:
