@@ -304,9 +304,17 @@ def test_phases_and_tags():
     assert phases["fusion"] == ["elemwise_fusion"]
     assert phases["inplace"] == ["inplace_elemwise", "inplace_dimshuffle"]
     fast = {e.name for p in default_db.query(["fast_compile"]) for e in p.entries}
+    # The logistic rules run in FAST_COMPILE too: stability is not an optimization. A fast compile must not train
+    # a hand-written logistic regression to NaN (log(1 - p) = log(0), (1 - y) / (1 - p) = inf) where the default
+    # mode gives numbers; they are the rules tagged ``logistic`` (the logistic module's and the stabilize rows
+    # it relies on), every one needed by some hand-written form of the loss or its gradient.
+    logistic_rules = {e.name for p in default_db.query(["logistic"]) for e in p.entries}
+    assert {"sigmoid_from_quotient", "sigmoid_distribute", "log_sigmoid", "log_one_minus_sigmoid"} <= logistic_rules
     assert fast <= {"merge", "constant_folding", *canonicalize.CHEAP, "useless_dimshuffle", "merge_dimshuffles",
-                    "useless_specify_shape", "useless_reshape"}
+                    "useless_specify_shape", "useless_reshape", *logistic_rules}
+    assert logistic_rules <= fast and all(default_db[name].phase == "stabilize" for name in logistic_rules)
     assert "add_zero" in fast and "elemwise_fusion" not in fast and "inplace_elemwise" not in fast
+    assert not {"log1p", "expm1", "softmax_from_primitives", "logsumexp_stable"} & fast  # the rest of stabilize: not
 
 
 def test_rule_location_is_its_table_row():
@@ -356,15 +364,19 @@ def test_sigmoid_written_out_uses_one_exp_and_stays_exact_at_the_extremes():
 
 
 def test_distributed_product_cancels_the_divisions_of_a_logistic_gradient():
-    """canonicalize: (a/p + b/q) * p * q -> a*q + b*p; a logistic model's gradient then has no division."""
+    """canonicalize + unsafe: (a/p + b/q) * p * q -> a*q + b*p; a logistic model's gradient then has no division.
+    By default (the rule is unsafe: p = 0 gives NaN before and a number after) the stabilize phase's logistic
+    rules, whose factors sigmoid(u) cannot be 0 for a finite u, give the same graph."""
     import symlab
 
     X, y, w = T.dmatrix("X"), T.dvector("y"), T.dvector("w")
     p = T.sigmoid(T.dot(X, w))
     loss = -T.mean(y * T.log(p) + (1.0 - y) * T.log(1.0 - p))
     (gw,) = symlab.grad(loss, [w])
-    new, trace = rewritten(gw, include=("canonicalize",))
+    new, trace = rewritten(gw, include=("canonicalize", "unsafe"))
     assert "distribute_cancelling_divisions" in applied(trace)
+    new, trace = rewritten(gw, include=("canonicalize",))
+    assert "distribute_cancelling_divisions" not in applied(trace)
     f = symlab.function([X, y, w], gw, mode="NUMPY")
     divisions = [
         inner for node in f.maker.fgraph.toposort() if hasattr(node.op, "scalar_op") and hasattr(node.op.scalar_op, "nodes")
@@ -391,11 +403,30 @@ def test_distribution_applies_only_when_every_division_cancels():
     }
     vals = {name: positive(3) for name in "xyz"}
     for label, (out, expect) in cases.items():
-        new, trace = rewritten(out, include=("canonicalize",))
+        new, trace = rewritten(out, include=("canonicalize", "distribute_cancelling_divisions"))
         assert ("distribute_cancelling_divisions" in applied(trace)) is expect, label
         got = new.eval({v: vals[v.name] for v in trace.fgraph.inputs})
         want = out.eval({v: vals[v.name] for v in (x, y, z) if v in ancestors([out])})
         np.testing.assert_allclose(got, want, rtol=1e-12, err_msg=label)
+
+
+def test_distribution_is_unsafe_and_off_by_default():
+    """(1/p + 1/q)*p*q is NaN at p = 0 (inf * 0) and q + p after the rule: it changes a finite input's value,
+    so it is tagged unsafe, selected by "unsafe" or its name, never by its phase."""
+    import symlab
+    from symlab.compile.modes import get_mode
+
+    p, q = T.dvectors("p", "q")
+    out = (1.0 / p + 1.0 / q) * p * q
+    values = [np.array([0.0, 2.0]), np.array([1.0, 4.0])]
+    for include in [("canonicalize",), ("canonicalize", "unsafe"), ("canonicalize", "distribute_cancelling_divisions")]:
+        new, trace = rewritten(out, include=include)
+        assert ("distribute_cancelling_divisions" in applied(trace)) is (len(include) == 2), include
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(symlab.function([p, q], out, mode="NUMPY")(*values), [np.nan, 6.0])
+        unsafe = symlab.function([p, q], out, mode=get_mode("NUMPY").including("unsafe"))
+    np.testing.assert_array_equal(unsafe(*values), [1.0, 6.0])
+    assert {"unsafe", "optional"} <= default_db["distribute_cancelling_divisions"].tags
 
 
 def test_distribution_is_refused_when_it_would_change_the_type():
@@ -403,7 +434,7 @@ def test_distribution_is_refused_when_it_would_change_the_type():
     a, b = T.dvectors("a", "b")
     P = T.dmatrix("P")
     out = (a / P + b / P) * P
-    new, trace = rewritten(out, include=("canonicalize",))
+    new, trace = rewritten(out, include=("canonicalize", "distribute_cancelling_divisions"))
     assert "distribute_cancelling_divisions" not in applied(trace)
     assert new.type == out.type
 
@@ -420,13 +451,13 @@ def test_distribution_looks_at_a_bounded_number_of_operands():
     for v in xs[2:]:
         total = total + v / xs[1]
     for out in (product, total * xs[1]):
-        new, trace = rewritten(out, include=("canonicalize",))
+        new, trace = rewritten(out, include=("canonicalize", "distribute_cancelling_divisions"))
         # the product has no sum to distribute over; the sum has more than MAX_OPERANDS terms
         assert "distribute_cancelling_divisions" not in applied(trace)
     few = xs[0] / xs[1]
     for v in xs[2:MAX_OPERANDS]:
         few = few + v / xs[1]
-    new, trace = rewritten(few * xs[1], include=("canonicalize",))
+    new, trace = rewritten(few * xs[1], include=("canonicalize", "distribute_cancelling_divisions"))
     assert "distribute_cancelling_divisions" in applied(trace)
     vals = {v.name: positive(3) for v in xs[:MAX_OPERANDS]}
     want = sum(vals[f"x{i}"] for i in [0, *range(2, MAX_OPERANDS)])

@@ -11,8 +11,9 @@ canonicalize   merge, constant_folding, the algebra table of
                also ``lift_reduced_size``, ``lift_stack_of_elemwise``,
                ``lift_dimshuffle_of_reciprocal_sum``),
                ``collect_terms``, ``collect_factors``: sums and products made canonical
-               (:mod:`~symlab.rewriting.rules.algebra`; ``cancel_factors`` is tagged
-               ``unsafe`` and off unless included), the fills gradients make
+               (:mod:`~symlab.rewriting.rules.algebra`; ``cancel_factors`` and
+               ``distribute_cancelling_divisions`` are tagged ``unsafe`` and off unless
+               included), the fills gradients make
                (:mod:`~symlab.rewriting.rules.fill`: ``fill_useless``, ``fill_sink``,
                ``fill_static_shape``, ``useless_alloc``)
 stabilize      ``log1p``, ``expm1``, ``log_sigmoid``, ``log_one_minus_sigmoid``,
@@ -20,7 +21,10 @@ stabilize      ``log1p``, ``expm1``, ``log_sigmoid``, ``log_one_minus_sigmoid``,
                for extreme inputs ``log1p_exp`` (softplus), ``one_minus_sigmoid``,
                ``log1mexp``, ``one_minus_exp``, ``sigmoid_from_exp``,
                ``sigmoid_from_reciprocal``, ``log_softmax``
-               (:mod:`~symlab.rewriting.rules.stabilize`)
+               (:mod:`~symlab.rewriting.rules.stabilize`); the logistic rules
+               ``sigmoid_from_quotient``, ``sigmoid_distribute``, ``sigmoid_factor_sum``,
+               ``log1p_neg_sigmoid``, ``one_minus_sigmoid_as_sum``, ``sigmoid_minus_one`` (tag ``logistic``,
+               :mod:`~symlab.rewriting.rules.logistic`)
 specialize     ``pow_two`` and ``mul_self`` (sqr), ``pow_half`` (sqrt), ``pow_one``, ``pow_minus_one``,
                ``pow_zero``, ``pow_pow``, ``pow_of_sqr``, ``sqrt_sqr`` (abs), ``pow_three``,
                ``pow_four``, ``softplus_expanded``, ``sigmoid_expanded``, ``abs_neg``,
@@ -42,5 +46,6 @@ finite, as PyTensor's do: ``inf - inf`` is NaN before them and 0 after.
 """
 
 from symlab.rewriting.rules import algebra, canonicalize, fill, fusion_inplace, shapes, specialize, stabilize
+from symlab.rewriting.rules import logistic  # after stabilize: its table rows are tried first
 
-__all__ = ["algebra", "canonicalize", "fill", "fusion_inplace", "shapes", "specialize", "stabilize"]
+__all__ = ["algebra", "canonicalize", "fill", "fusion_inplace", "logistic", "shapes", "specialize", "stabilize"]
