@@ -125,6 +125,8 @@ STANDARD_KERNEL_MODULES: tuple[str, ...] = (
     "symlab.compile.numba.kernels_reduction",
     "symlab.compile.numba.kernels_products",
     "symlab.compile.numba.kernels_shape",
+    "symlab.compile.numba.kernels_conv",
+    "symlab.compile.numba.kernels_pool",
 )
 
 

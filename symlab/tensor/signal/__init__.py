@@ -1,0 +1,1 @@
+"""Theano's ``tensor.signal`` namespace: ``pool`` (``pool_2d``)."""
