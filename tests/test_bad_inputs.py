@@ -196,8 +196,8 @@ CONSTRUCTORS = [
 OPS = [
     Bad("dot-3d-and-str", lambda w: st.dot(w.t3, "abc"), TypeError,
         "dot: input b", TENSOR_FLOAT, "received str 'abc'"),
-    Bad("dot-3d", lambda w: st.dot(w.t3, w.x), TypeError,
-        "the first input t3", "must be a vector or a matrix", "has 3 dimensions"),
+    Bad("dot-3d-inner-sizes", lambda w: st.dot(st.tensor("float64", shape=(4, 2, 3), name="t423"), w.m23), ValueError,
+        "summed axis 2 of t423", "has size 3", "axis 0 of m23 (TensorType(float64, (2, 3))) has 2"),
     Bad("dot-inner-sizes", lambda w: st.dot(w.m23, w.m23), ValueError,
         "m23", "inner dimensions do not match", "has 3 columns"),
     Bad("add-str", lambda w: w.x + "abc", TypeError,

@@ -116,7 +116,9 @@ _dot = Dot()
 
 
 def dot(a: Any, b: Any) -> Variable:
-    """``np.dot`` for tensors of up to 2 dimensions (a 0-d input multiplies).
+    """``np.dot``: a 0-d input multiplies; vectors and matrices give a :class:`Dot`; with more
+    dimensions (Theano's ``T.dot`` of a 3-d ``x`` and a matrix ``W``, as in an LSTM), the sum
+    over the last axis of ``a`` and the second-to-last axis of ``b`` (a :func:`tensordot`).
 
     >>> import numpy as np
     >>> import symlab.tensor as st
@@ -124,10 +126,15 @@ def dot(a: Any, b: Any) -> Variable:
     >>> st.dot(a, a).eval({a: np.array([[1.0, 2.0], [3.0, 4.0]])})
     array([[ 7., 10.],
            [15., 22.]])
+    >>> x = st.tensor3("x")
+    >>> st.dot(x, a).eval({x: np.ones((2, 3, 2)), a: np.array([[1.0, 2.0], [3.0, 4.0]])}).shape
+    (2, 3, 2)
     """
     a, b = as_tensor_input(a, "dot", "a"), as_tensor_input(b, "dot", "b")
     if a.ndim == 0 or b.ndim == 0:
         return a * b
+    if a.ndim > 2 or b.ndim > 2:
+        return tensordot(a, b, axes=[[a.ndim - 1], [max(b.ndim - 2, 0)]])
     return _dot(a, b)
 
 

@@ -1,0 +1,760 @@
+"""The classic Theano models, written the way a Theano user writes them, train on symlab.
+
+The models of the Deep Learning Tutorials (logistic regression, MLP, LeNet, denoising
+autoencoders and their stack, RBM and DBN, the Elman network of rnnslu, the LSTM), in the
+tutorials' style: classes holding shared ``W``/``b`` made with ``borrow=True``, ``T.nnet``
+activations, ``conv2d`` and ``pool_2d``, ``givens`` slicing a shared data set by a minibatch
+index, updates lists, ``if W is None`` / ``if not W`` tests. The random parts (corruption
+masks, Gibbs samples, which need random streams) are inputs here, and recurrences that need
+``scan`` are unrolled over a fixed number of steps.
+
+Each model trains a few epochs on small synthetic data with a finite, falling cost, in the
+NumPy and the Numba mode; one SGD step of the logistic regression and of the MLP equals the
+same step written in NumPy.
+"""
+
+import importlib.util
+import sys
+from collections import OrderedDict
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import symlab
+import symlab.tensor as T
+from symlab.tensor.nnet import conv2d
+from symlab.tensor.signal.pool import pool_2d
+
+#: The NumPy backend, and the Numba backend (marked ``numba``: its first compile of a model's kernels takes seconds).
+MODES = ["NUMPY", pytest.param("NUMBA", marks=pytest.mark.numba)]
+#: The models below LeNet run on the NumPy backend only: compiled with Numba, each takes 30-60 s on the
+#: 2-core machine (an unrolled LSTM has about 80 distinct kernels, one per constant slice), for no Numba
+#: code path that the three models above and the kernel tests do not already cover.
+NUMPY_ONLY = ["NUMPY"]
+
+
+def floatx():
+    return symlab.config.floatX
+
+
+# -- the tutorials' building blocks, as a Theano user writes them ------------------------------------
+
+
+class LogisticRegression:
+    """Softmax regression: ``p(y | x) = softmax(x W + b)``."""
+
+    def __init__(self, input, n_in, n_out, W=None, b=None):
+        if W is None:
+            W = symlab.shared(np.zeros((n_in, n_out), dtype=floatx()), name="W", borrow=True)
+        if b is None:
+            b = symlab.shared(np.zeros((n_out,), dtype=floatx()), name="b", borrow=True)
+        self.W, self.b = W, b
+        self.p_y_given_x = T.nnet.softmax(T.dot(input, self.W) + self.b)
+        self.y_pred = T.argmax(self.p_y_given_x, axis=1)
+        self.params = [self.W, self.b]
+        self.input = input
+
+    def negative_log_likelihood(self, y):
+        return -T.mean(T.log(self.p_y_given_x)[T.arange(y.shape[0]), y])
+
+    def errors(self, y):
+        if y.ndim != self.y_pred.ndim:
+            raise TypeError("y should have the same shape as self.y_pred")
+        return T.mean(T.neq(self.y_pred, y))
+
+
+class HiddenLayer:
+    """A fully connected layer ``activation(x W + b)`` with Glorot's uniform initialisation."""
+
+    def __init__(self, rng, input, n_in, n_out, W=None, b=None, activation=T.tanh):
+        if W is None:
+            bound = np.sqrt(6.0 / (n_in + n_out))
+            values = np.asarray(rng.uniform(low=-bound, high=bound, size=(n_in, n_out)), dtype=floatx())
+            if activation == T.nnet.sigmoid:
+                values *= 4
+            W = symlab.shared(value=values, name="W", borrow=True)
+        if b is None:
+            b = symlab.shared(value=np.zeros((n_out,), dtype=floatx()), name="b", borrow=True)
+        self.W, self.b = W, b
+        linear = T.dot(input, self.W) + self.b
+        self.output = linear if activation is None else activation(linear)
+        self.params = [self.W, self.b]
+
+
+class MLP:
+    """One tanh hidden layer and a softmax layer, with the L1 and squared L2 norms of the weights."""
+
+    def __init__(self, rng, input, n_in, n_hidden, n_out):
+        self.hidden = HiddenLayer(rng, input, n_in, n_hidden, activation=T.tanh)
+        self.top = LogisticRegression(self.hidden.output, n_hidden, n_out)
+        self.L1 = abs(self.hidden.W).sum() + abs(self.top.W).sum()
+        self.L2_sqr = (self.hidden.W**2).sum() + (self.top.W**2).sum()
+        self.negative_log_likelihood = self.top.negative_log_likelihood
+        self.errors = self.top.errors
+        self.params = self.hidden.params + self.top.params
+
+
+class ConvPoolLayer:
+    """LeNet's layer: ``tanh(max_pool(conv2d(x, W)) + b)``, one bias per feature map."""
+
+    def __init__(self, rng, input, filter_shape, image_shape, poolsize=(2, 2)):
+        assert image_shape[1] == filter_shape[1]
+        fan_in = np.prod(filter_shape[1:])
+        fan_out = filter_shape[0] * np.prod(filter_shape[2:]) // np.prod(poolsize)
+        bound = np.sqrt(6.0 / (fan_in + fan_out))
+        self.W = symlab.shared(
+            np.asarray(rng.uniform(low=-bound, high=bound, size=filter_shape), dtype=floatx()), borrow=True
+        )
+        self.b = symlab.shared(np.zeros((filter_shape[0],), dtype=floatx()), borrow=True)
+        conv_out = conv2d(input=input, filters=self.W, filter_shape=filter_shape, input_shape=image_shape)
+        pooled = pool_2d(conv_out, ws=poolsize, ignore_border=True)
+        self.output = T.tanh(pooled + self.b.dimshuffle("x", 0, "x", "x"))
+        self.params = [self.W, self.b]
+
+
+class DenoisingAutoencoder:
+    """dA with tied weights; the corruption is a 0/1 mask given as an input (no random streams)."""
+
+    def __init__(self, numpy_rng, input=None, n_visible=64, n_hidden=16, W=None, bhid=None, bvis=None):
+        if not W:
+            bound = 4 * np.sqrt(6.0 / (n_hidden + n_visible))
+            values = np.asarray(numpy_rng.uniform(low=-bound, high=bound, size=(n_visible, n_hidden)), dtype=floatx())
+            W = symlab.shared(value=values, name="W", borrow=True)
+        if not bvis:
+            bvis = symlab.shared(value=np.zeros(n_visible, dtype=floatx()), borrow=True)
+        if not bhid:
+            bhid = symlab.shared(value=np.zeros(n_hidden, dtype=floatx()), name="b", borrow=True)
+        self.W, self.b, self.b_prime = W, bhid, bvis
+        self.W_prime = self.W.T
+        self.x = T.dmatrix(name="input") if input is None else input
+        self.params = [self.W, self.b, self.b_prime]
+
+    def get_hidden_values(self, input):
+        return T.nnet.sigmoid(T.dot(input, self.W) + self.b)
+
+    def get_reconstructed_input(self, hidden):
+        return T.nnet.sigmoid(T.dot(hidden, self.W_prime) + self.b_prime)
+
+    def get_cost_updates(self, corruption_mask, learning_rate):
+        tilde_x = corruption_mask * self.x
+        z = self.get_reconstructed_input(self.get_hidden_values(tilde_x))
+        cross_entropy = -T.sum(self.x * T.log(z) + (1 - self.x) * T.log(1 - z), axis=1)
+        cost = T.mean(cross_entropy)
+        gparams = T.grad(cost, self.params)
+        return cost, [(p, p - learning_rate * g) for p, g in zip(self.params, gparams)]
+
+
+class RBM:
+    """Bernoulli RBM; the uniform numbers of the Gibbs samples are inputs (no random streams)."""
+
+    def __init__(self, input=None, n_visible=64, n_hidden=16, W=None, hbias=None, vbias=None, numpy_rng=None):
+        if numpy_rng is None:
+            numpy_rng = np.random.RandomState(1234)
+        if W is None:
+            bound = 4 * np.sqrt(6.0 / (n_hidden + n_visible))
+            values = np.asarray(numpy_rng.uniform(low=-bound, high=bound, size=(n_visible, n_hidden)), dtype=floatx())
+            W = symlab.shared(value=values, name="W", borrow=True)
+        if hbias is None:
+            hbias = symlab.shared(value=np.zeros(n_hidden, dtype=floatx()), name="hbias", borrow=True)
+        if vbias is None:
+            vbias = symlab.shared(value=np.zeros(n_visible, dtype=floatx()), name="vbias", borrow=True)
+        self.input = input
+        if not input:
+            self.input = T.matrix("input")
+        self.W, self.hbias, self.vbias = W, hbias, vbias
+        self.params = [self.W, self.hbias, self.vbias]
+
+    def free_energy(self, v):
+        wx_b = T.dot(v, self.W) + self.hbias
+        return -T.sum(T.log(1 + T.exp(wx_b)), axis=1) - T.dot(v, self.vbias)
+
+    def propup(self, v):
+        pre = T.dot(v, self.W) + self.hbias
+        return pre, T.nnet.sigmoid(pre)
+
+    def propdown(self, h):
+        pre = T.dot(h, self.W.T) + self.vbias
+        return pre, T.nnet.sigmoid(pre)
+
+    @staticmethod
+    def sample(mean, uniform):
+        """A Bernoulli draw of ``mean`` from given uniform numbers (what ``binomial(n=1, p=mean)`` does)."""
+        return T.cast(T.lt(uniform, mean), floatx())
+
+    def get_cost_updates(self, uniform_h, uniform_v, lr):
+        """CD-1: cost, updates and the reconstruction cross-entropy written on the pre-sigmoid."""
+        _, h_mean = self.propup(self.input)
+        h_sample = self.sample(h_mean, uniform_h)
+        pre_v, v_mean = self.propdown(h_sample)
+        chain_end = self.sample(v_mean, uniform_v)
+        cost = T.mean(self.free_energy(self.input)) - T.mean(self.free_energy(chain_end))
+        gparams = T.grad(cost, self.params, consider_constant=[chain_end])
+        updates = OrderedDict((p, p - lr * g) for p, g in zip(self.params, gparams))
+        reconstruction = -T.mean(
+            T.sum(
+                self.input * T.log(T.nnet.sigmoid(pre_v)) + (1 - self.input) * T.log(1 - T.nnet.sigmoid(pre_v)),
+                axis=1,
+            )
+        )
+        return cost, updates, reconstruction
+
+
+def sgd(cost, params, learning_rate):
+    return [(p, p - learning_rate * g) for p, g in zip(params, T.grad(cost, params))]
+
+
+# -- synthetic data sets, stored as the tutorials' load_data stores MNIST ------------------------------
+
+
+def classes(n, n_in, n_classes, seed=0):
+    """``n`` examples of ``n_in`` features in [0, 1), mostly 0 like MNIST's pixels, labelled by a linear teacher."""
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(0.0, 1.0, size=(n, n_in)) * (rng.uniform(size=(n, n_in)) < 0.15)
+    y = np.argmax((x - x.mean(axis=0)) @ rng.normal(size=(n_in, n_classes)), axis=1)
+    return x, y
+
+
+def shared_dataset(x, y=None):
+    shared_x = symlab.shared(np.asarray(x, dtype=floatx()), borrow=True)
+    if y is None:
+        return shared_x
+    shared_y = symlab.shared(np.asarray(y, dtype=floatx()), borrow=True)
+    return shared_x, T.cast(shared_y, "int32")
+
+
+def batch(data, index, size):
+    return data[index * size : (index + 1) * size]
+
+
+def epoch_means(step, n_batches, epochs=3):
+    """The mean cost of each epoch of ``step(0) ... step(n_batches - 1)``."""
+    return [float(np.mean([step(i) for i in range(n_batches)])) for _ in range(epochs)]
+
+
+def assert_falls(means):
+    assert np.all(np.isfinite(means)), means
+    assert all(later < earlier for earlier, later in zip(means, means[1:])), means
+
+
+# -- NumPy references of one SGD step ------------------------------------------------------------------
+
+
+def np_softmax(a):
+    e = np.exp(a - a.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def np_logistic_step(x, y, W, b, lr):
+    n = x.shape[0]
+    p = np_softmax(x @ W + b)
+    cost = -np.mean(np.log(p[np.arange(n), y]))
+    d = p.copy()
+    d[np.arange(n), y] -= 1.0
+    d /= n
+    return cost, W - lr * (x.T @ d), b - lr * d.sum(axis=0)
+
+
+def np_mlp_step(x, y, W1, b1, W2, b2, lr, l1, l2):
+    n = x.shape[0]
+    h = np.tanh(x @ W1 + b1)
+    p = np_softmax(h @ W2 + b2)
+    cost = (
+        -np.mean(np.log(p[np.arange(n), y]))
+        + l1 * (np.abs(W1).sum() + np.abs(W2).sum())
+        + l2 * ((W1**2).sum() + (W2**2).sum())
+    )
+    d2 = p.copy()
+    d2[np.arange(n), y] -= 1.0
+    d2 /= n
+    d1 = (d2 @ W2.T) * (1.0 - h**2)
+    gW2 = h.T @ d2 + l1 * np.sign(W2) + 2 * l2 * W2
+    gW1 = x.T @ d1 + l1 * np.sign(W1) + 2 * l2 * W1
+    return cost, W1 - lr * gW1, b1 - lr * d1.sum(axis=0), W2 - lr * gW2, b2 - lr * d2.sum(axis=0)
+
+
+# -- logistic regression (logistic_sgd) ----------------------------------------------------------------
+
+
+def test_logistic_regression_trains_on_minibatches_given_by_index():
+    mode = "NUMPY"  # in Numba: the one-step test below
+    batch_size, lr = 20, 0.13
+    train_x, train_y = shared_dataset(*classes(60, 28 * 28, 10, seed=1))
+    test_x, test_y = shared_dataset(*classes(20, 28 * 28, 10, seed=2))
+    index, x, y = T.lscalar(), T.matrix("x"), T.ivector("y")
+    classifier = LogisticRegression(input=x, n_in=28 * 28, n_out=10)
+    cost = classifier.negative_log_likelihood(y)
+    test_model = symlab.function(
+        [index], classifier.errors(y), givens={x: batch(test_x, index, 20), y: batch(test_y, index, 20)}, mode=mode
+    )
+    g_W, g_b = T.grad(cost=cost, wrt=classifier.W), T.grad(cost=cost, wrt=classifier.b)
+    train_model = symlab.function(
+        inputs=[index],
+        outputs=cost,
+        updates=[(classifier.W, classifier.W - lr * g_W), (classifier.b, classifier.b - lr * g_b)],
+        givens={x: batch(train_x, index, batch_size), y: batch(train_y, index, batch_size)},
+        mode=mode,
+    )
+    assert float(train_model(0)) == pytest.approx(np.log(10.0), abs=1e-12)  # zero weights: uniform p
+    means = epoch_means(train_model, 3, epochs=4)
+    assert_falls(means)
+    assert np.all(np.isfinite(classifier.W.get_value())) and classifier.W.get_value().shape == (784, 10)
+    error = float(test_model(0))
+    assert 0.0 <= error <= 1.0 and error * 20 == round(error * 20)  # a fraction of the 20 examples
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_one_sgd_step_of_logistic_regression_equals_numpy(mode):
+    rng = np.random.RandomState(3)
+    data_x, data_y = classes(40, 30, 4, seed=3)
+    W0, b0 = rng.normal(scale=0.3, size=(30, 4)), rng.normal(scale=0.1, size=4)
+    train_x, train_y = shared_dataset(data_x, data_y)
+    index, x, y = T.lscalar(), T.matrix("x"), T.ivector("y")
+    W = symlab.shared(W0.copy(), name="W", borrow=True)
+    b = symlab.shared(b0.copy(), name="b", borrow=True)
+    classifier = LogisticRegression(x, 30, 4, W=W, b=b)
+    assert classifier.W is W and classifier.b is b  # given parameters are kept (`if W is None`)
+    cost = classifier.negative_log_likelihood(y)
+    step = symlab.function(
+        [index],
+        cost,
+        updates=sgd(cost, classifier.params, 0.5),
+        givens={x: batch(train_x, index, 20), y: batch(train_y, index, 20)},
+        mode=mode,
+    )
+    got_cost = step(1)
+    want_cost, want_W, want_b = np_logistic_step(data_x[20:40], data_y[20:40], W0, b0, 0.5)
+    np.testing.assert_allclose(got_cost, want_cost, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(W.get_value(), want_W, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(b.get_value(), want_b, rtol=0, atol=1e-10)
+
+
+# -- multilayer perceptron (mlp) -------------------------------------------------------------------------
+
+
+def test_mlp_with_l1_and_l2_regularisation_trains():
+    mode = "NUMPY"  # in Numba: the one-step test below
+    batch_size, lr, l1_reg, l2_reg = 20, 0.05, 0.0, 0.0001
+    train_x, train_y = shared_dataset(*classes(60, 28 * 28, 10, seed=4))
+    index, x, y = T.lscalar(), T.matrix("x"), T.ivector("y")
+    classifier = MLP(np.random.RandomState(1234), x, n_in=28 * 28, n_hidden=50, n_out=10)
+    cost = classifier.negative_log_likelihood(y) + l1_reg * classifier.L1 + l2_reg * classifier.L2_sqr
+    train_model = symlab.function(
+        [index],
+        cost,
+        updates=sgd(cost, classifier.params, lr),
+        givens={x: batch(train_x, index, batch_size), y: batch(train_y, index, batch_size)},
+        mode=mode,
+    )
+    errors = symlab.function(
+        [index], classifier.errors(y), givens={x: batch(train_x, index, 60), y: batch(train_y, index, 60)}, mode=mode
+    )
+    before = float(errors(0))
+    assert_falls(epoch_means(train_model, 3, epochs=4))
+    assert float(errors(0)) <= before
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_one_sgd_step_of_the_mlp_equals_numpy(mode):
+    lr, l1, l2 = 0.1, 0.001, 0.0001
+    data_x, data_y = classes(20, 12, 3, seed=5)
+    train_x, train_y = shared_dataset(data_x, data_y)
+    index, x, y = T.lscalar(), T.matrix("x"), T.ivector("y")
+    classifier = MLP(np.random.RandomState(5), x, n_in=12, n_hidden=7, n_out=3)
+    classifier.top.W.set_value(np.random.RandomState(6).normal(scale=0.5, size=(7, 3)))  # not zeros: a real step
+    start = [p.get_value() for p in classifier.params]
+    cost = classifier.negative_log_likelihood(y) + l1 * classifier.L1 + l2 * classifier.L2_sqr
+    step = symlab.function(
+        [index],
+        cost,
+        updates=sgd(cost, classifier.params, lr),
+        givens={x: batch(train_x, index, 10), y: batch(train_y, index, 10)},
+        mode=mode,
+    )
+    got_cost = step(0)
+    want = np_mlp_step(data_x[:10], data_y[:10], *start, lr, l1, l2)
+    np.testing.assert_allclose(got_cost, want[0], rtol=0, atol=1e-10)
+    for param, value in zip(classifier.params, want[1:]):
+        np.testing.assert_allclose(param.get_value(), value, rtol=0, atol=1e-10)
+
+
+# -- LeNet (convolutional_mlp), small -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_lenet_with_conv2d_and_max_pooling_trains(mode):
+    batch_size, lr, nkerns = 4, 0.1, (3, 4)
+    rng = np.random.RandomState(23455)
+    train_x, train_y = shared_dataset(*classes(12, 14 * 14, 5, seed=7))
+    index, x, y = T.lscalar(), T.matrix("x"), T.ivector("y")
+    layer0 = ConvPoolLayer(
+        rng, x.reshape((batch_size, 1, 14, 14)), filter_shape=(nkerns[0], 1, 3, 3), image_shape=(batch_size, 1, 14, 14)
+    )  # 14 -> 12 -> 6
+    layer1 = ConvPoolLayer(
+        rng, layer0.output, filter_shape=(nkerns[1], nkerns[0], 3, 3), image_shape=(batch_size, nkerns[0], 6, 6)
+    )  # 6 -> 4 -> 2
+    layer2 = HiddenLayer(rng, layer1.output.flatten(2), n_in=nkerns[1] * 2 * 2, n_out=10, activation=T.tanh)
+    layer3 = LogisticRegression(layer2.output, n_in=10, n_out=5)
+    cost = layer3.negative_log_likelihood(y)
+    params = layer3.params + layer2.params + layer1.params + layer0.params
+    givens = {x: batch(train_x, index, batch_size), y: batch(train_y, index, batch_size)}
+    shapes = symlab.function([index], [layer0.output.shape, layer1.output.shape], givens=givens, mode=mode)(0)
+    assert [tuple(s) for s in shapes] == [(4, 3, 6, 6), (4, 4, 2, 2)]
+    train_model = symlab.function([index], cost, updates=sgd(cost, params, lr), givens=givens, mode=mode)
+    assert_falls(epoch_means(train_model, 3, epochs=4))
+
+
+# -- denoising autoencoders (dA) and their stack (SdA) ----------------------------------------------------
+
+
+def binary_images(n, n_in, seed):
+    """Images of 0/1 pixels made of a few prototypes, so that an autoencoder has something to learn."""
+    rng = np.random.default_rng(seed)
+    prototypes = rng.uniform(size=(4, n_in)) < 0.5
+    picks = prototypes[rng.integers(0, 4, size=n)]
+    flips = rng.uniform(size=(n, n_in)) < 0.05
+    return (picks ^ flips).astype(float)
+
+
+def masks(n, n_in, level, seed):
+    return (np.random.default_rng(seed).uniform(size=(n, n_in)) >= level).astype(floatx())
+
+
+@pytest.mark.parametrize("mode", NUMPY_ONLY)
+def test_denoising_autoencoder_with_a_given_corruption_mask_trains(mode):
+    batch_size, n_visible = 10, 64
+    data = binary_images(30, n_visible, seed=8)
+    train_x = shared_dataset(data)
+    index, x, mask = T.lscalar(), T.matrix("x"), T.matrix("mask")
+    da = DenoisingAutoencoder(np.random.RandomState(123), input=x, n_visible=n_visible, n_hidden=16)
+    cost, updates = da.get_cost_updates(corruption_mask=mask, learning_rate=0.1)
+    train_da = symlab.function([index, mask], cost, updates=updates, givens={x: batch(train_x, index, batch_size)}, mode=mode)
+    fixed = masks(batch_size, n_visible, 0.3, seed=9)
+    W0, b0, c0 = (p.get_value() for p in da.params)
+    first = float(train_da(0, fixed))
+    h = 1 / (1 + np.exp(-((fixed * data[:10]) @ W0 + b0)))
+    z = 1 / (1 + np.exp(-(h @ W0.T + c0)))
+    want = np.mean(-np.sum(data[:10] * np.log(z) + (1 - data[:10]) * np.log(1 - z), axis=1))
+    assert first == pytest.approx(want, rel=1e-12)
+    assert_falls(epoch_means(lambda i: train_da(i, fixed), 3, epochs=4))
+
+
+@pytest.mark.parametrize("mode", NUMPY_ONLY)
+def test_stacked_denoising_autoencoders_pretrain_then_finetune(mode):
+    batch_size, n_in, sizes = 10, 64, [24, 12]
+    data = binary_images(30, n_in, seed=10)
+    labels = np.argmax(data @ np.random.default_rng(11).normal(size=(n_in, 3)), axis=1)
+    train_x, train_y = shared_dataset(data, labels)
+    rng = np.random.RandomState(89677)
+    index, x, y, mask = T.lscalar("index"), T.matrix("x"), T.ivector("y"), T.matrix("mask")
+    layers, autoencoders, params = [], [], []
+    for i, size in enumerate(sizes):
+        layer_input = x if i == 0 else layers[-1].output
+        n_visible = n_in if i == 0 else sizes[i - 1]
+        layer = HiddenLayer(rng, layer_input, n_visible, size, activation=T.nnet.sigmoid)
+        da = DenoisingAutoencoder(rng, input=layer_input, n_visible=n_visible, n_hidden=size, W=layer.W, bhid=layer.b)
+        assert da.W is layer.W and da.b is layer.b  # `if not W:` keeps a given shared variable
+        layers.append(layer)
+        autoencoders.append(da)
+        params.extend(layer.params)
+    top = LogisticRegression(layers[-1].output, sizes[-1], 3)
+    params.extend(top.params)
+    lr = T.scalar("lr")
+    for i, da in enumerate(autoencoders):
+        cost, updates = da.get_cost_updates(mask, lr)
+        pretrain = symlab.function(
+            [index, mask, symlab.In(lr, value=0.1)],
+            cost,
+            updates=updates,
+            givens={x: batch(train_x, index, batch_size)},
+            mode=mode,
+        )
+        fixed = masks(batch_size, sizes[i - 1] if i else n_in, 0.2, seed=12 + i)
+        assert_falls(epoch_means(lambda b, f=pretrain, m=fixed: f(index=b, mask=m, lr=0.5), 3))
+    finetune_cost = top.negative_log_likelihood(y)
+    finetune = symlab.function(
+        [index],
+        finetune_cost,
+        updates=sgd(finetune_cost, params, 0.1),
+        givens={x: batch(train_x, index, batch_size), y: batch(train_y, index, batch_size)},
+        mode=mode,
+    )
+    assert_falls(epoch_means(finetune, 3, epochs=4))
+
+
+# -- RBM and DBN (rbm, DBN), CD-1 with given uniform numbers -------------------------------------------------
+
+
+def test_rbm_free_energy_and_reconstruction_cost_equal_numpy():
+    rbm = RBM(n_visible=6, n_hidden=4, numpy_rng=np.random.RandomState(0))
+    W = rbm.W.get_value()
+    rbm.hbias.set_value(np.linspace(-1, 1, 4))
+    rbm.vbias.set_value(np.linspace(0.5, -0.5, 6))
+    v = binary_images(5, 6, seed=1)
+    free_energy = symlab.function([rbm.input], rbm.free_energy(rbm.input), mode="NUMPY")(v)
+    want = -np.sum(np.log1p(np.exp(v @ W + np.linspace(-1, 1, 4))), axis=1) - v @ np.linspace(0.5, -0.5, 6)
+    np.testing.assert_allclose(free_energy, want, rtol=1e-12)
+    # the reconstruction cross-entropy on the pre-sigmoid stays finite where the sigmoid saturates
+    pre = T.matrix("pre")
+    cost = -T.sum(rbm.input * T.log(T.nnet.sigmoid(pre)) + (1 - rbm.input) * T.log(1 - T.nnet.sigmoid(pre)))
+    f = symlab.function([rbm.input, pre], [cost, T.grad(cost, pre)], mode="NUMPY")
+    big = np.array([[800.0, -800.0, 30.0]])
+    value, grad = f(np.array([[0.0, 1.0, 1.0]]), big)
+    assert value == pytest.approx(1600.0 + np.log1p(np.exp(-30.0)), rel=1e-12)
+    np.testing.assert_allclose(grad, [[1.0, -1.0, -1 / (1 + np.exp(30.0))]], rtol=1e-12)
+
+
+@pytest.mark.parametrize("mode", NUMPY_ONLY)
+def test_rbm_trained_by_contrastive_divergence_reconstructs_better(mode):
+    batch_size, n_visible, n_hidden = 10, 36, 12
+    data = binary_images(30, n_visible, seed=13)
+    train_x = shared_dataset(data)
+    index, x, u_h, u_v = T.lscalar(), T.matrix("x"), T.matrix("u_h"), T.matrix("u_v")
+    rbm = RBM(input=x, n_visible=n_visible, n_hidden=n_hidden, numpy_rng=np.random.RandomState(123))
+    assert rbm.input is x  # `if not input:` keeps the given variable
+    _, updates, reconstruction = rbm.get_cost_updates(u_h, u_v, lr=0.1)
+    train_rbm = symlab.function(
+        [index, u_h, u_v], reconstruction, updates=updates, givens={x: batch(train_x, index, batch_size)}, mode=mode
+    )
+    rng = np.random.default_rng(14)
+    means = epoch_means(
+        lambda i: train_rbm(i, rng.uniform(size=(batch_size, n_hidden)), rng.uniform(size=(batch_size, n_visible))), 3, 6
+    )
+    assert np.all(np.isfinite(means)) and means[-1] < means[0], means
+
+
+@pytest.mark.parametrize("mode", NUMPY_ONLY)
+def test_deep_belief_network_shares_weights_with_its_rbms_and_finetunes(mode):
+    batch_size, n_in, sizes = 10, 36, [16, 8]
+    data = binary_images(30, n_in, seed=15)
+    labels = np.argmax(data @ np.random.default_rng(16).normal(size=(n_in, 3)), axis=1)
+    train_x, train_y = shared_dataset(data, labels)
+    numpy_rng = np.random.RandomState(123)
+    index, x, y = T.lscalar("index"), T.matrix("x"), T.ivector("y")
+    u_h, u_v = T.matrix("u_h"), T.matrix("u_v")
+    layers, rbms, params = [], [], []
+    for i, size in enumerate(sizes):
+        layer_input = x if i == 0 else layers[-1].output
+        n_visible = n_in if i == 0 else sizes[i - 1]
+        layer = HiddenLayer(numpy_rng, layer_input, n_visible, size, activation=T.nnet.sigmoid)
+        rbm = RBM(layer_input, n_visible, size, W=layer.W, hbias=layer.b, numpy_rng=numpy_rng)
+        assert rbm.W is layer.W and rbm.hbias is layer.b
+        layers.append(layer)
+        rbms.append(rbm)
+        params.extend(layer.params)
+    top = LogisticRegression(layers[-1].output, sizes[-1], 3)
+    params.extend(top.params)
+    rng = np.random.default_rng(17)
+    for i, rbm in enumerate(rbms):
+        n_visible = n_in if i == 0 else sizes[i - 1]
+        _, updates, reconstruction = rbm.get_cost_updates(u_h, u_v, lr=0.05)
+        pretrain = symlab.function(
+            [index, u_h, u_v], reconstruction, updates=updates, givens={x: batch(train_x, index, batch_size)}, mode=mode
+        )
+        for b in range(3):
+            value = pretrain(b, rng.uniform(size=(batch_size, sizes[i])), rng.uniform(size=(batch_size, n_visible)))
+            assert np.isfinite(value)
+    cost = top.negative_log_likelihood(y)
+    finetune = symlab.function(
+        [index],
+        cost,
+        updates=sgd(cost, params, 0.1),
+        givens={x: batch(train_x, index, batch_size), y: batch(train_y, index, batch_size)},
+        mode=mode,
+    )
+    assert_falls(epoch_means(finetune, 3, epochs=4))
+
+
+# -- the Elman network of rnnslu, unrolled over fixed-length sentences -----------------------------------------
+
+
+def context_windows(sentence, win):
+    """rnnslu's ``contextwin``: each word with ``win // 2`` neighbours each side, padded with -1."""
+    padded = [-1] * (win // 2) + list(sentence) + [-1] * (win // 2)
+    return [padded[i : i + win] for i in range(len(sentence))]
+
+
+def test_theano_softmax_of_a_vector_is_a_row_and_embeddings_are_looked_up_by_index():
+    v = T.vector("v")
+    row = T.nnet.softmax(v)
+    assert row.ndim == 2
+    got = symlab.function([v], row, mode="NUMPY")(np.array([1.0, 2.0, 3.0]))
+    assert got.shape == (1, 3)
+    np.testing.assert_allclose(got, np_softmax(np.array([[1.0, 2.0, 3.0]])), rtol=1e-14)
+    emb = symlab.shared(np.arange(24.0).reshape(6, 4), name="embeddings")
+    idxs = T.imatrix("idxs")
+    x = emb[idxs].reshape((idxs.shape[0], 4 * 3))
+    windows = np.asarray(context_windows([0, 3, 4], 3), dtype="int32")  # -1 pads: the last row
+    np.testing.assert_array_equal(
+        symlab.function([idxs], x, mode="NUMPY")(windows), np.arange(24.0).reshape(6, 4)[windows].reshape(3, 12)
+    )
+
+
+@pytest.mark.parametrize("mode", NUMPY_ONLY)
+def test_elman_network_of_rnnslu_unrolled_trains_and_normalises_its_embeddings(mode):
+    nh, nc, ne, de, cs = 8, 3, 12, 4, 3
+    n_words = 4 if mode == "NUMPY" else 3  # each unrolled step adds its own Numba kernels
+    rng = np.random.RandomState(345)
+
+    def init(*shape):
+        return symlab.shared(0.2 * rng.uniform(-1.0, 1.0, shape).astype(floatx()))
+
+    emb, wx, wh, w = init(ne + 1, de), init(de * cs, nh), init(nh, nh), init(nh, nc)
+    bh, b, h0 = (symlab.shared(np.zeros(n, dtype=floatx())) for n in (nh, nc, nh))
+    params = [emb, wx, wh, w, bh, b, h0]
+    idxs, y_sentence, lr = T.imatrix(), T.ivector("y_sentence"), T.scalar("lr")
+    x = emb[idxs].reshape((idxs.shape[0], de * cs))
+    h_tm1, rows = h0, []
+    for t in range(n_words):  # what scan does over the words of a sentence
+        h_t = T.nnet.sigmoid(T.dot(x[t], wx) + T.dot(h_tm1, wh) + bh)
+        rows.append(T.nnet.softmax(T.dot(h_t, w) + b))  # a 1 x nc row
+        h_tm1 = h_t
+    s = T.stack(rows)  # n_words x 1 x nc, as scan stacks the rows
+    p_y_given_x_sentence = s[:, 0, :]
+    nll = -T.mean(T.log(p_y_given_x_sentence)[T.arange(x.shape[0]), y_sentence])
+    updates = OrderedDict((p, p - lr * g) for p, g in zip(params, T.grad(nll, params)))
+    sentence_train = symlab.function([idxs, y_sentence, lr], nll, updates=updates, mode=mode)
+    normalize = symlab.function(
+        inputs=[], updates={emb: emb / T.sqrt((emb**2).sum(axis=1)).dimshuffle(0, "x")}, mode=mode
+    )
+    data = np.random.default_rng(18)
+    sentences = [data.integers(0, ne, size=n_words) for _ in range(5)]
+    labels = [(s_ % nc).astype("int32") for s_ in sentences]
+
+    def train(i):  # RNNSLU.train
+        words = [np.asarray(window).astype("int32") for window in context_windows(sentences[i], cs)]
+        cost = sentence_train(words, labels[i], 2.0)
+        normalize()
+        return cost
+
+    normalize()  # the embeddings start on the unit sphere, where every step leaves them
+    np.testing.assert_allclose(np.linalg.norm(emb.get_value(), axis=1), 1.0, rtol=1e-12)
+    assert_falls(epoch_means(train, len(sentences), epochs=4))
+    np.testing.assert_allclose(np.linalg.norm(emb.get_value(), axis=1), 1.0, rtol=1e-12)
+
+
+# -- the LSTM of lstm.py, unrolled over a fixed number of time steps ---------------------------------------------
+
+
+def ortho_weight(rng, n):
+    u, _, _ = np.linalg.svd(rng.randn(n, n))
+    return u.astype(floatx())
+
+
+@pytest.mark.parametrize("mode", NUMPY_ONLY)
+def test_lstm_unrolled_with_masks_trains(mode):
+    dim, n_words, ydim = 6, 20, 2
+    n_steps = 3 if mode == "NUMPY" else 2  # each unrolled step adds its own Numba kernels
+    rng = np.random.RandomState(123)
+    tparams = OrderedDict(
+        Wemb=symlab.shared((0.5 * rng.randn(n_words, dim)).astype(floatx()), name="Wemb"),
+        lstm_W=symlab.shared(np.concatenate([ortho_weight(rng, dim) for _ in range(4)], axis=1), name="lstm_W"),
+        lstm_U=symlab.shared(np.concatenate([ortho_weight(rng, dim) for _ in range(4)], axis=1), name="lstm_U"),
+        lstm_b=symlab.shared(np.zeros(4 * dim, dtype=floatx()), name="lstm_b"),
+        U=symlab.shared((0.01 * rng.randn(dim, ydim)).astype(floatx()), name="U"),
+        b=symlab.shared(np.zeros(ydim, dtype=floatx()), name="b"),
+    )
+    x = T.matrix("x", dtype="int64")
+    mask = T.matrix("mask", dtype=floatx())
+    y = T.vector("y", dtype="int64")
+    n_samples = x.shape[1]
+    emb = tparams["Wemb"][x.flatten()].reshape([x.shape[0], n_samples, dim])
+
+    def _slice(_x, n):
+        return _x[:, n * dim : (n + 1) * dim]
+
+    state_below = T.dot(emb, tparams["lstm_W"]) + tparams["lstm_b"]
+    h = c = T.alloc(np.asarray(0.0, dtype=floatx()), n_samples, dim)
+    hs = []
+    for t in range(n_steps):  # what scan does over the time steps
+        m_ = mask[t]
+        preact = T.dot(h, tparams["lstm_U"]) + state_below[t]
+        i, f, o = (T.nnet.sigmoid(_slice(preact, k)) for k in range(3))
+        c_new = f * c + i * T.tanh(_slice(preact, 3))
+        c = m_[:, None] * c_new + (1.0 - m_)[:, None] * c
+        h = m_[:, None] * (o * T.tanh(c)) + (1.0 - m_)[:, None] * h
+        hs.append(h)
+    proj = (T.stack(hs) * mask[:, :, None]).sum(axis=0) / mask.sum(axis=0)[:, None]
+    pred = T.nnet.softmax(T.dot(proj, tparams["U"]) + tparams["b"])
+    cost = -T.log(pred[T.arange(n_samples), y] + 1e-8).mean()
+    params = list(tparams.values())
+    f_train = symlab.function([x, mask, y], cost, updates=sgd(cost, params, 1.0), mode=mode)
+
+    data = np.random.default_rng(19)
+    lengths = data.integers(1, n_steps + 1, size=16)
+    words = np.zeros((n_steps, 16), dtype="int64")
+    masks_ = np.zeros((n_steps, 16), dtype=floatx())
+    for k, length in enumerate(lengths):
+        words[:length, k] = data.integers(1, n_words, size=length)
+        masks_[:length, k] = 1.0
+    targets = (np.sum(words >= n_words // 2, axis=0) * 2 > lengths).astype("int64")
+
+    def step(i):
+        cols = slice(i * 8, (i + 1) * 8)
+        # contiguous minibatches, as lstm.py's prepare_data makes them
+        return f_train(np.ascontiguousarray(words[:, cols]), np.ascontiguousarray(masks_[:, cols]), targets[cols])
+
+    assert_falls(epoch_means(step, 2, epochs=4))
+
+
+def test_dot_of_a_3d_tensor_and_a_matrix_is_numpy_dot():
+    """lstm.py's ``T.dot(state_below, W)`` with a 3-d ``state_below``: NumPy's dot, and its gradient."""
+    rng = np.random.default_rng(20)
+    a, w, v = T.tensor3("a"), T.matrix("w"), T.vector("v")
+    A, W, V = rng.normal(size=(3, 2, 4)), rng.normal(size=(4, 5)), rng.normal(size=4)
+    got, got_v = symlab.function([a, w, v], [T.dot(a, w), T.dot(a, v)], mode="NUMPY")(A, W, V)
+    np.testing.assert_allclose(got, np.dot(A, W), rtol=1e-14)
+    np.testing.assert_allclose(got_v, np.dot(A, V), rtol=1e-14)
+    symlab.gradient.verify_grad(lambda a_, w_: T.dot(a_, w_), [A, W], rng=np.random.default_rng(0))
+
+
+# -- tools/classic_models.py: the tutorials' own programs, with only the renaming ------------------------------
+
+TOOL = Path(__file__).resolve().parent.parent / "tools" / "classic_models.py"
+
+
+def load_tool():
+    name = "symlab_tool_classic_models"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, TOOL)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module  # dataclasses look their module up
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+def test_the_tool_renames_the_name_theano_and_nothing_else():
+    rename = load_tool().rename
+    source = (
+        "import theano\n"
+        "import theano.tensor as T\n"
+        "from theano.tensor.signal import pool\n"
+        "from theano import tensor as T\n"
+        "theano_rng = theano.shared(0)  # theano stays in comments\n"
+        "s = 'theano'\n"
+    )
+    renamed, count = rename(source)
+    assert count == 5
+    assert renamed == (
+        "import symlab\n"
+        "import symlab.tensor as T\n"
+        "from symlab.tensor.signal import pool\n"
+        "from symlab import tensor as T\n"
+        "theano_rng = symlab.shared(0)  # theano stays in comments\n"
+        "s = 'theano'\n"
+    )
+
+
+@pytest.mark.skipif(
+    not Path(load_tool().DEFAULT_SNAPSHOT).is_dir(), reason="no snapshot of lisa-lab/DeepLearningTutorials here"
+)
+def test_the_tutorials_logistic_sgd_and_mlp_programs_train_with_only_the_renaming():
+    tool = load_tool()
+    mods = tool.SnapshotModules(tool.DEFAULT_SNAPSHOT)
+    with mods.installed(), tool.default_mode("NUMPY"):
+        results = [tool.run_program(name, mods) for name in ("logistic_sgd", "mlp")]
+    for result in results:
+        assert result.trains, (result.program, result.error, result.trace)
+        (means,) = result.costs.values()
+        assert_falls(means)
+    assert "logistic_sgd" not in sys.modules and "mlp" not in sys.modules  # the programs' modules are forgotten
