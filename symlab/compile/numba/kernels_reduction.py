@@ -2,46 +2,42 @@
 
 One nested loop per input dimension, in C order (the input is read once,
 in memory order for C-contiguous data), accumulating into the output
-(reduced axes dropped). Products of floats, and sums that keep the last
-axis, accumulate in float64 when the output is float32; the output dtype
-is exactly the node's. ``Max``
-and ``Min`` propagate NaN like NumPy and raise ``ValueError`` on an empty
-reduction, as NumPy does.
+(reduced axes dropped). Products of floats accumulate in float64 when the
+output is float32; the output dtype is exactly the node's. ``Max`` and
+``Min`` propagate NaN like NumPy and raise ``ValueError`` on an empty
+reduction, as NumPy does, unless they start from an ``initial`` value.
 
 >>> import symlab.tensor as st
->>> x = st.dmatrix("x")
+>>> x = st.lmatrix("x")
 >>> print(kernel_for(x.sum(axis=0).owner, "k").source)
 def k(a):
-    acc = np.full((a.shape[1],), 0, np.float64)
+    acc = np.full((a.shape[1],), 0, np.int64)
     for j0 in range(a.shape[0]):
         for j1 in range(a.shape[1]):
             acc[j1] = acc[j1] + a[j0, j1]
-    return acc.astype(np.float64)
+    return acc.astype(np.int64)
 <BLANKLINE>
 
-A float sum along the last axis is different: each row is summed by
-NumPy's own ``add`` loop in its reduce mode (``ufunc_loops.sum_float64``),
-pairwise, several times faster than a loop whose every addition waits for
-the one before, and with the bits of ``np.sum`` on C-contiguous input (a
-float32 sum adds pairwise in float32, as NumPy does):
+A float sum (over any axes) is different: it adds in the order of
+``np.sum`` (:mod:`~symlab.compile.numba.kernels_reduction_order`, whose two
+functions the kernel carries), calling NumPy's own ``add`` loop in its
+reduce mode (``ufunc_loops.sum_float64``) on every row NumPy adds pairwise:
+the bits of ``np.sum`` on every layout, over any set of axes (a float32 sum
+adds in float32, as NumPy does), and several times faster than a loop whose
+every addition waits for the one before:
 
->>> print(kernel_for(x.sum(axis=1).owner, "k").source)
-def k(a):
-    acc = np.full((a.shape[0],), 0, np.float64)
-    for j0 in range(a.shape[0]):
-        acc[j0] = acc[j0] + ufunc_loops.sum_float64(a[j0, :])
-    return acc
-<BLANKLINE>
->>> print(kernel_for(x.sum().owner, "k").source)
-def k(a):
-    acc = np.full((), 0, np.float64)
-    if c_layout(a):
-        f = flat_input(a)
-        acc[()] = ufunc_loops.sum_float64(f)
-        return acc
-    for j0 in range(a.shape[0]):
-        acc[()] = acc[()] + ufunc_loops.sum_float64(a[j0, :])
-    return acc
+>>> y = st.dtensor4("y")
+>>> print(kernel_for(y.sum(axis=(0, 2, 3)).owner, "k").source.split("def k(")[1])
+a):
+    out = np.zeros(a.shape[1], np.float64)
+    shape = np.array((a.shape[0], a.shape[1], a.shape[2], a.shape[3],), np.int64)
+    c_strides = np.ones(4, np.int64)
+    for d in range(2, -1, -1):
+        c_strides[d] = c_strides[d + 1] * shape[d + 1]
+    _shared_sum_in_order_float64(flat_input(a), c_strides, shape,
+        np.array((a.strides[0], a.strides[1], a.strides[2], a.strides[3],), np.int64),
+        np.array((1, 0, 1, 1,), np.int64), out)
+    return out.reshape((a.shape[1],))
 <BLANKLINE>
 """
 
@@ -50,6 +46,7 @@ from __future__ import annotations
 import numpy as np
 
 from symlab.compile.numba.kernels import Kernel, NoKernel, kernel_for, register_kernel
+from symlab.compile.numba.kernels_reduction_order import shared_source
 from symlab.compile.numba.ufunc_table import REDUCE_AVAILABLE
 from symlab.graph.basic import Apply
 from symlab.tensor.reduction import All, Any, Max, Min, Prod, Reduce, Sum
@@ -69,7 +66,7 @@ def reduce_kernel(op: Reduce, node: Apply, name: str) -> Kernel:
             raise NoKernel(f"{op}: dtype {dt} is not supported by the Numba kernels")
     nd = x.type.ndim
     axes = set(op.reduced_axes(nd))
-    if isinstance(op, Sum) and (nd - 1) in axes and x.type.dtype == out_dtype and ("add", out_dtype) in REDUCE_AVAILABLE:
+    if isinstance(op, Sum) and nd > 0 and x.type.dtype == out_dtype and ("add", out_dtype) in REDUCE_AVAILABLE:
         return _pairwise_sum_kernel(nd, axes, out_dtype, name)
     kept = [d for d in range(nd) if d not in axes]
     acc_dtype = "float64" if out_dtype == "float32" and isinstance(op, Sum | Prod) else out_dtype
@@ -92,7 +89,7 @@ def reduce_kernel(op: Reduce, node: Apply, name: str) -> Kernel:
         init, update = "False", f"acc[{index}] or ({read} != 0)"
     else:
         fn = "np.maximum" if isinstance(op, Max) else "np.minimum"
-        init, update = None, f"{fn}(acc[{index}], {read})"
+        init, update = _initial_source(op.initial), f"{fn}(acc[{index}], {read})"
     if init is None:
         size = " * ".join(f"a.shape[{d}]" for d in sorted(axes)) or "1"
         lines.append(f"    if {size} == 0:")
@@ -116,39 +113,41 @@ def reduce_kernel(op: Reduce, node: Apply, name: str) -> Kernel:
     return Kernel(name, "\n".join(lines) + "\n")
 
 
-def _pairwise_sum_kernel(nd: int, axes: set[int], dtype: str, name: str) -> Kernel:
-    """A float sum whose axes include the last: every row added by NumPy's pairwise loop (see the module's docstring).
+def _initial_source(initial: float | int | None) -> str | None:
+    """The source of a ``Max``'s or ``Min``'s ``initial`` (None: the reduction has no identity)."""
+    if initial is None:
+        return None
+    if np.isnan(initial):
+        return "np.nan"
+    if np.isinf(initial):
+        return "np.inf" if initial > 0 else "-np.inf"
+    return repr(initial)
 
-    When the reduced axes are the trailing ones and the input is C-contiguous, they are summed as one row, as
-    ``np.sum`` does.
+
+def _pairwise_sum_kernel(nd: int, axes: set[int], dtype: str, name: str) -> Kernel:
+    """A float sum added in ``np.sum``'s order (:mod:`~symlab.compile.numba.kernels_reduction_order`): the bits
+    of NumPy on every layout.
+
+    The input is read through a flat view when Numba knows it is C-contiguous, through a C-order copy
+    otherwise (``flat_input``); the order of the additions comes from the input's own strides either way.
     """
     kept = [d for d in range(nd) if d not in axes]
     shape = f"(a.shape[{kept[0]}],)" if len(kept) == 1 else "(" + ", ".join(f"a.shape[{d}]" for d in kept) + ")"
-    index = f"j{kept[0]}" if len(kept) == 1 else "(" + ", ".join(f"j{d}" for d in kept) + ")" if kept else "()"
-    lines = [f"def {name}(a):", f"    acc = np.full({shape}, 0, np.{dtype})"]
-    if len(axes) > 1 and axes == set(range(len(kept), nd)):  # trailing axes: one row each when C-contiguous
-        block = " * ".join(f"a.shape[{d}]" for d in sorted(axes))
-        lines += ["    if c_layout(a):", "        f = flat_input(a)"]
-        if not kept:  # the whole array is one row
-            lines += [f"        acc[()] = ufunc_loops.sum_{dtype}(f)", "        return acc"]
-        else:
-            lines += [f"        block = {block}", "        start = 0"]
-        depth = 2
-        for d in kept:
-            lines.append("    " * depth + f"for j{d} in range(a.shape[{d}]):")
-            depth += 1
-        if kept:
-            lines.append("    " * depth + f"acc[{index}] = ufunc_loops.sum_{dtype}(f[start:start + block])")
-            lines.append("    " * depth + "start += block")
-            lines.append("        return acc")
-    depth = 1
-    for d in range(nd - 1):
-        lines.append("    " * depth + f"for j{d} in range(a.shape[{d}]):")
-        depth += 1
-    row = f"a[{''.join(f'j{d}, ' for d in range(nd - 1))}:]"
-    lines.append("    " * depth + f"acc[{index}] = acc[{index}] + ufunc_loops.sum_{dtype}({row})")
-    lines.append("    return acc")
-    return Kernel(name, "\n".join(lines) + "\n")
+    size = " * ".join(f"a.shape[{d}]" for d in kept) or "1"
+    flags = ", ".join("1" if d in axes else "0" for d in range(nd))
+    lines = [
+        f"def {name}(a):",
+        f"    out = np.zeros({size}, np.{dtype})",
+        f"    shape = np.array(({', '.join(f'a.shape[{d}]' for d in range(nd))},), np.int64)",
+        f"    c_strides = np.ones({nd}, np.int64)",
+        f"    for d in range({nd - 2}, -1, -1):",
+        "        c_strides[d] = c_strides[d + 1] * shape[d + 1]",
+        f"    _shared_sum_in_order_{dtype}(flat_input(a), c_strides, shape,",
+        f"        np.array(({', '.join(f'a.strides[{d}]' for d in range(nd))},), np.int64),",
+        f"        np.array(({flags},), np.int64), out)",
+        f"    return out.reshape({shape})",
+    ]
+    return Kernel(name, shared_source(dtype) + "\n\n" + "\n".join(lines) + "\n")
 
 
 __all__ = ["kernel_for", "reduce_kernel"]
