@@ -100,6 +100,8 @@ def plan(args: argparse.Namespace, systems: list[str]) -> list[tuple[int, str, s
         for name in args.workloads:
             for system in systems:
                 w = WORKLOADS[name]
+                if system == "pytensor" and w.build_pytensor is None:  # PyTensor has no such graph (LeNet)
+                    continue
                 if system == "pytensor" and w.group == "e":
                     if w.params["nodes"] > args.pytensor_max_chain or rep >= args.pytensor_chain_reps:
                         continue

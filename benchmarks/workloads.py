@@ -38,7 +38,7 @@ class Workload:
     description: str
     data: Callable[[], list[np.ndarray]]
     build_symlab: Builder
-    build_pytensor: Builder
+    build_pytensor: Builder | None  # None: PyTensor has no such graph (run.py does not run it)
     numpy: Callable[..., list[np.ndarray]]
     #: Tolerances of the correctness check (compiled result against ``numpy``).
     rtol: float = 1e-7
@@ -315,6 +315,149 @@ def chain_workload(nodes: int, size: int = 1000) -> Workload:
     )
 
 
+# -- LeNet: one SGD step of the Deep Learning Tutorials' convolutional_mlp ---------------------------------------------
+
+
+def lenet_workload(
+    batch: int = 500, image: int = 28, nkerns: tuple[int, int] = (20, 50), k: int = 5, hidden: int = 500, n_out: int = 10
+) -> Workload:
+    """convolutional_mlp's LeNet (conv 5x5, 2x2 max pool, tanh; twice; a tanh hidden layer; a logistic layer):
+    the negative log-likelihood, its gradients and the SGD update of the 8 parameters, in one function."""
+    lr = 0.1
+    conv_out = (image - k + 1) // 2
+    flat = nkerns[1] * ((conv_out - k + 1) // 2) ** 2
+    shapes = [(nkerns[0], 1, k, k), (nkerns[0],), (nkerns[1], nkerns[0], k, k), (nkerns[1],),
+              (flat, hidden), (hidden,), (hidden, n_out), (n_out,)]
+
+    def data_of(n: int) -> list[np.ndarray]:
+        rng = _rng(7)
+        X = rng.random((n, 1, image, image))
+        y = rng.integers(0, n_out, n)
+        params = []
+        for shape in shapes:
+            if len(shape) == 1:
+                params.append(np.zeros(shape))
+                continue
+            fan_in, fan_out = (np.prod(shape[1:]), shape[0] * np.prod(shape[2:]) // 4) if len(shape) == 4 else shape
+            bound = np.sqrt(6.0 / (fan_in + fan_out))
+            params.append(rng.uniform(-bound, bound, shape))  # (the tutorial's logistic layer starts at zero)
+        return [X, y, *params]
+
+    def build_symlab() -> tuple[list[Any], list[Any]]:
+        import symlab
+        import symlab.tensor as st
+        from symlab.tensor.nnet.conv import conv2d
+        from symlab.tensor.signal.pool import pool_2d
+
+        X, y = st.dtensor4("X"), st.lvector("y")
+        names = ["W0", "b0", "W1", "b1", "W2", "b2", "W3", "b3"]
+        params = [st.tensor("float64", shape=(None,) * len(s), name=n) for n, s in zip(names, shapes)]
+        W0, b0, W1, b1, W2, b2, W3, b3 = params
+
+        def layer(inp: Any, W: Any, b: Any, channels: int, size: int, filter_shape: tuple) -> Any:
+            out = conv2d(inp, W, input_shape=(None, channels, size, size), filter_shape=filter_shape)
+            pooled = pool_2d(out, ws=(2, 2), ignore_border=True)
+            return st.tanh(pooled + b.dimshuffle("x", 0, "x", "x"))
+
+        h0 = layer(X, W0, b0, 1, image, shapes[0])
+        h1 = layer(h0, W1, b1, nkerns[0], conv_out, shapes[2])
+        h2 = st.tanh(st.dot(h1.flatten(2), W2) + b2)
+        p_y = st.softmax(st.dot(h2, W3) + b3)
+        cost = -st.mean(st.log(p_y)[st.arange(y.shape[0]), y])
+        grads = symlab.grad(cost, params)
+        return [X, y, *params], [cost, *(p - lr * g for p, g in zip(params, grads))]
+
+    def reference(X: np.ndarray, y: np.ndarray, *params: np.ndarray) -> list[np.ndarray]:
+        return _lenet_numpy_step(X, y, list(params), lr)
+
+    return Workload(
+        "lenet" if batch == 500 else f"lenet_{batch}",
+        "lenet",
+        f"LeNet SGD step (convolutional_mlp), batch {batch}, {image}x{image}, kernels {nkerns}",
+        lambda: data_of(batch),
+        build_symlab,
+        None,  # PyTensor 3 has neither conv2d nor pool_2d
+        reference,
+        rtol=1e-6,
+        atol=1e-9,
+        params={"batch": batch, "image": image, "nkerns": list(nkerns), "hidden": hidden},
+        probe=lambda: data_of(2),
+    )
+
+
+def _windows(x: np.ndarray, k: int) -> np.ndarray:
+    """(batch, channels, rows, cols, k, k): the k x k windows of x, a view."""
+    return np.lib.stride_tricks.sliding_window_view(x, (k, k), axis=(2, 3))
+
+
+def _conv_valid(x: np.ndarray, W: np.ndarray) -> np.ndarray:
+    """Theano's conv2d (flipped filters, valid): one tensordot of the windows."""
+    out = np.tensordot(_windows(x, W.shape[2]), W[:, :, ::-1, ::-1], axes=([1, 4, 5], [1, 2, 3]))
+    return out.transpose(0, 3, 1, 2)
+
+
+def _conv_valid_grad_input(g: np.ndarray, W: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """The gradient of ``_conv_valid`` with respect to its input: each filter tap's products added to its slice."""
+    k = W.shape[2]
+    rows, cols = g.shape[2], g.shape[3]
+    taps = np.tensordot(g, W[:, :, ::-1, ::-1], axes=([1], [0]))  # (batch, rows, cols, channels, k, k)
+    out = np.zeros(shape)
+    for u in range(k):
+        for v in range(k):
+            out[:, :, u : u + rows, v : v + cols] += taps[:, :, :, :, u, v].transpose(0, 3, 1, 2)
+    return out
+
+
+def _maxpool(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """2x2 max pooling (ignore_border) and the mask of the maxima (Theano gives each maximum the gradient)."""
+    b, c, h, w = a.shape
+    blocks = a[:, :, : h // 2 * 2, : w // 2 * 2].reshape(b, c, h // 2, 2, w // 2, 2)
+    pooled = blocks.max(axis=(3, 5))
+    return pooled, blocks == pooled[:, :, :, None, :, None]
+
+
+def _unpool(g: np.ndarray, mask: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    out = np.zeros(shape)
+    b, c, h, w = mask.shape[0], mask.shape[1], mask.shape[2] * 2, mask.shape[4] * 2
+    out[:, :, :h, :w] = (mask * g[:, :, :, None, :, None]).reshape(b, c, h, w)
+    return out
+
+
+def _lenet_numpy_step(X: np.ndarray, y: np.ndarray, params: list[np.ndarray], lr: float) -> list[np.ndarray]:
+    """The LeNet step by hand: forward, the NLL cost, backward (gradients derived by hand), SGD."""
+    W0, b0, W1, b1, W2, b2, W3, b3 = params
+    n, k = X.shape[0], W0.shape[2]
+    c0 = _conv_valid(X, W0)
+    p0, m0 = _maxpool(c0)
+    h0 = np.tanh(p0 + b0[None, :, None, None])
+    c1 = _conv_valid(h0, W1)
+    p1, m1 = _maxpool(c1)
+    h1 = np.tanh(p1 + b1[None, :, None, None])
+    f1 = h1.reshape(n, -1)
+    h2 = np.tanh(f1 @ W2 + b2)
+    z = h2 @ W3 + b3
+    z = z - z.max(axis=1, keepdims=True)
+    logp = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
+    cost = -np.mean(logp[np.arange(n), y])
+    dz = np.exp(logp)
+    dz[np.arange(n), y] -= 1.0
+    dz /= n
+    gW3, gb3 = h2.T @ dz, dz.sum(axis=0)
+    da2 = (dz @ W3.T) * (1.0 - h2**2)
+    gW2, gb2 = f1.T @ da2, da2.sum(axis=0)
+    da1 = (da2 @ W2.T).reshape(h1.shape) * (1.0 - h1**2)
+    gb1 = da1.sum(axis=(0, 2, 3))
+    dc1 = _unpool(da1, m1, c1.shape)
+    gW1 = np.tensordot(dc1, _windows(h0, k), axes=([0, 2, 3], [0, 2, 3]))[:, :, ::-1, ::-1]
+    dh0 = _conv_valid_grad_input(dc1, W1, h0.shape)
+    da0 = dh0 * (1.0 - h0**2)
+    gb0 = da0.sum(axis=(0, 2, 3))
+    dc0 = _unpool(da0, m0, c0.shape)
+    gW0 = np.tensordot(dc0, _windows(X, k), axes=([0, 2, 3], [0, 2, 3]))[:, :, ::-1, ::-1]
+    grads = [gW0, gb0, gW1, gb1, gW2, gb2, gW3, gb3]
+    return [np.asarray(cost), *(p - lr * g for p, g in zip(params, grads))]
+
+
 # -- x + y on 10 elements: fixed costs (first result in a fresh process, call overhead) -----------------------------------
 
 
@@ -365,6 +508,7 @@ def all_workloads() -> dict[str, Workload]:
     ]
     for w in ws:
         w.probe = small[w.group].data
+    ws.append(lenet_workload())  # its probe: 2 images of the same size (the graph declares the image shape)
     return {w.name: w for w in ws}
 
 
@@ -377,6 +521,7 @@ def small_workloads() -> dict[str, Workload]:
         softmax_workload(9),
         chain_workload(140, size=5),
         add_workload(),
+        lenet_workload(batch=3, image=14, nkerns=(2, 3), k=3, hidden=5, n_out=4),
     ]
     return {w.name: w for w in ws}
 

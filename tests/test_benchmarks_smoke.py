@@ -31,7 +31,12 @@ def test_symlab_workload_matches_numpy_reference(name):
 
 def test_full_size_workloads_cover_the_issue():
     full = workloads.all_workloads()
-    assert {w.group for w in full.values()} == {"a", "b", "c", "d", "e", "x+y"}
+    assert {w.group for w in full.values()} == {"a", "b", "c", "d", "e", "x+y", "lenet"}
+    lenet = full["lenet"]  # issue 29: convolutional_mlp's sizes
+    assert lenet.params == {"batch": 500, "image": 28, "nkerns": [20, 50], "hidden": 500}
+    assert lenet.build_pytensor is None and _load_run().plan(_plan_args(), ["symlab", "pytensor"]) == [
+        (0, "lenet", "symlab")
+    ]
     assert {w.params.get("nodes") for w in full.values() if w.group == "e"} == {2000, 10_000}
     for w in full.values():  # the probe inputs (compile timing) have the types of the real inputs
         real, probe = w.data(), w.probe()
@@ -48,6 +53,13 @@ def test_chain_merges_repeated_subexpressions():
 
 def _load_run():
     return load_benchmark("run")
+
+
+def _plan_args():
+    """The options of a run of the LeNet workload alone (run.plan's view of them)."""
+    import argparse
+
+    return argparse.Namespace(reps=1, workloads=["lenet"], pytensor_max_chain=0, pytensor_chain_reps=1)
 
 
 def _record(first_result, returned, ready=None, steady=None, ok=True, tier="numpy", cache_hit=False):
@@ -177,7 +189,9 @@ def test_the_worker_measures_both_symlab_paths(tmp_path):
 
 
 @pytest.mark.numba
-@pytest.mark.parametrize("name", [n for n, w in SMALL.items() if w.group != "e"])
+@pytest.mark.parametrize(
+    "name", [n for n, w in SMALL.items() if w.group != "e"]
+)
 def test_compiled_workload_has_the_numpy_backends_bits(name):
     """NUMBA mode computes the very bits of NUMPY mode on these workloads: its elementwise kernels, sums,
     (log-)softmax and products call NumPy's own loops and BLAS. (Calls made on the NumPy backend while the
