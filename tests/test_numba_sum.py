@@ -47,7 +47,7 @@ def test_sums_along_the_last_axis_give_numpys_bits_on_contiguous_input(dtype):
     t = st.tensor(dtype, shape=(None, None, None), name="t")
     sums = [v.sum(), m.sum(axis=1), m.sum(), t.sum(axis=2), t.sum(axis=(1, 2)), t.sum()]
     for s in sums:
-        assert f"ufunc_loops.sum_{dtype}" in kernel_for(s.owner, "k").source
+        assert f"sum_in_order_{dtype}(" in kernel_for(s.owner, "k").source  # NumPy's add loop, in its order
     outs = [*sums, v.mean()]
     f = numba_function([v, m, t], outs)
     g = symlab.function([v, m, t], outs, mode="NUMPY")

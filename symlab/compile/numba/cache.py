@@ -129,7 +129,15 @@ SIGNATURE_FORMAT = 1
 #: Seconds a process waits for another one to release an entry before it goes on without the lock.
 LOCK_TIMEOUT = 600.0
 #: The symlab modules generated code calls at run time: their code is in the machine code, so in the key.
-RUNTIME_MODULES = ("jit_helpers.py", "numpy_blas.py", "numpy_blas_library.py", "ufunc_loops.py", "ufunc_table.py")
+RUNTIME_MODULES = (
+    "jit_helpers.py",
+    "kernels_reduction_order.py",
+    "numpy_blas.py",
+    "numpy_blas_library.py",
+    "sum_order.py",
+    "ufunc_loops.py",
+    "ufunc_table.py",
+)
 
 #: Owner and mode checks need POSIX ownership (skipped on Windows).
 _POSIX = hasattr(os, "geteuid")

@@ -19,8 +19,8 @@ def k(a):
 <BLANKLINE>
 
 A float sum (over any axes) is different: it adds in the order of
-``np.sum`` (:mod:`~symlab.compile.numba.kernels_reduction_order`, whose two
-functions the kernel carries), calling NumPy's own ``add`` loop in its
+``np.sum`` (:mod:`~symlab.compile.numba.kernels_reduction_order`, compiled once
+per process in :mod:`~symlab.compile.numba.sum_order`), calling NumPy's own ``add`` loop in its
 reduce mode (``ufunc_loops.sum_float64``) on every row NumPy adds pairwise:
 the bits of ``np.sum`` on every layout, over any set of axes (a float32 sum
 adds in float32, as NumPy does), and several times faster than a loop whose
@@ -34,7 +34,7 @@ a):
     c_strides = np.ones(4, np.int64)
     for d in range(2, -1, -1):
         c_strides[d] = c_strides[d + 1] * shape[d + 1]
-    _shared_sum_in_order_float64(flat_input(a), c_strides, shape,
+    sum_in_order_float64(flat_input(a), c_strides, shape,
         np.array((a.strides[0], a.strides[1], a.strides[2], a.strides[3],), np.int64),
         np.array((1, 0, 1, 1,), np.int64), out)
     return out.reshape((a.shape[1],))
@@ -46,7 +46,6 @@ from __future__ import annotations
 import numpy as np
 
 from symlab.compile.numba.kernels import Kernel, NoKernel, kernel_for, register_kernel
-from symlab.compile.numba.kernels_reduction_order import shared_source
 from symlab.compile.numba.ufunc_table import REDUCE_AVAILABLE
 from symlab.graph.basic import Apply
 from symlab.tensor.reduction import All, Any, Max, Min, Prod, Reduce, Sum
@@ -142,12 +141,12 @@ def _pairwise_sum_kernel(nd: int, axes: set[int], dtype: str, name: str) -> Kern
         f"    c_strides = np.ones({nd}, np.int64)",
         f"    for d in range({nd - 2}, -1, -1):",
         "        c_strides[d] = c_strides[d + 1] * shape[d + 1]",
-        f"    _shared_sum_in_order_{dtype}(flat_input(a), c_strides, shape,",
+        f"    sum_in_order_{dtype}(flat_input(a), c_strides, shape,",
         f"        np.array(({', '.join(f'a.strides[{d}]' for d in range(nd))},), np.int64),",
         f"        np.array(({flags},), np.int64), out)",
         f"    return out.reshape({shape})",
     ]
-    return Kernel(name, shared_source(dtype) + "\n\n" + "\n".join(lines) + "\n")
+    return Kernel(name, "\n".join(lines) + "\n")
 
 
 __all__ = ["kernel_for", "reduce_kernel"]

@@ -28,9 +28,10 @@ output element as one unit, and the length of the pairwise chunks the unit is
 cut into (``block`` 0: the innermost axis is kept, every element is added on
 its own). :func:`_shared_sum_in_order` then adds in that order.
 
-Both are plain Python that Numba compiles: the kernel generator writes their
-source into each kernel (the ``_shared_`` prefix makes the linker write
-them once per module), so the cached machine code always matches this text.
+Both are plain Python that Numba compiles once per process, for float32 and
+float64, in :mod:`~symlab.compile.numba.sum_order`, which every ``Sum`` kernel
+calls (this module's text is in the disk cache's key, so cached machine code
+always matches it).
 In plain Python (tests, doctests) ``row_sum`` is NumPy's own ``add`` loop:
 
 >>> import numpy as np
