@@ -488,3 +488,16 @@ def test_debug_mode_checks_a_graph_of_sparse_values():
     assert added.format == "csc"
     np.testing.assert_array_equal(added.toarray(), expected)
     np.testing.assert_array_equal(doubled, 2.0 * expected)
+
+
+def test_dense_operators_with_a_sparse_matrix_on_the_right_use_the_sparse_ops():
+    """``dense + sparse``, ``dense * sparse`` and ``dense @ sparse`` work as with the sparse matrix on the left."""
+    x = st.dmatrix("x")
+    s = sparse.csr_matrix(name="s", dtype="float64")
+    dense = np.array([[1.0, 2.0], [3.0, 4.0]])
+    value = sp.csr_matrix(np.array([[0.0, 5.0], [6.0, 0.0]]))
+    added, product, matmul = symlab.function([x, s], [x + s, x * s, x @ s], mode="NUMPY")(dense, value)
+    as_array = [r.toarray() if sp.issparse(r) else np.asarray(r) for r in (added, product, matmul)]
+    np.testing.assert_array_equal(as_array[0], dense + value.toarray())
+    np.testing.assert_array_equal(as_array[1], dense * value.toarray())
+    np.testing.assert_array_equal(as_array[2], dense @ value.toarray())

@@ -81,6 +81,10 @@ class _SparseOperators:
         """Ones at the stored positions of this matrix (the same sparsity pattern)."""
         return _ops()[0].sp_ones_like(self)
 
+    #: A dense tensor's ``+``, ``*`` and ``@`` with a sparse matrix leave it to the sparse ops
+    #: (:class:`symlab.tensor.variable.TensorVariable` returns NotImplemented).
+    defers_tensor_operators = True
+
     def __add__(self, other: Any) -> Variable:
         return _ops()[1].add(self, other)
 

@@ -94,7 +94,11 @@ class _TensorOperators:
             yield self[i]
 
     # -- arithmetic ------------------------------------------------------------
+    # A variable of another kind whose class sets ``defers_tensor_operators`` (sparse matrices: sparse + dense
+    # is sparse's add) gets the operator: ``x + s`` returns NotImplemented, so Python calls ``s.__radd__(x)``.
     def __add__(self, other):
+        if getattr(other, "defers_tensor_operators", False):
+            return NotImplemented
         return _t().add(self, other)
 
     def __radd__(self, other):
@@ -107,6 +111,8 @@ class _TensorOperators:
         return _t().sub(other, self)
 
     def __mul__(self, other):
+        if getattr(other, "defers_tensor_operators", False):
+            return NotImplemented
         return _t().mul(self, other)
 
     def __rmul__(self, other):
@@ -146,6 +152,8 @@ class _TensorOperators:
         return _t().abs(self)
 
     def __matmul__(self, other):
+        if getattr(other, "defers_tensor_operators", False):
+            return NotImplemented
         return _t().matmul(self, other)
 
     def __rmatmul__(self, other):
