@@ -108,21 +108,8 @@ def _chunks(body: list[str]) -> list[str]:
 def _im2col(op: _Conv2dBase, image: str, dtype: str) -> list[str]:
     """``a`` (n, kk): a row per output pixel of the chunk, a column per tap, zeros in the padding."""
     (sh, sw), (dh, dw) = op.subsample, op.filter_dilation
-    if op.border_mode == "valid":  # every window inside the image: no bounds to test
-        return [
-            f"a = np.empty((n, kk), np.{dtype})",
-            "for bb in range(nbc):",
-            "    for i in range(oh):",
-            "        for j in range(ow):",
-            "            row = (bb * oh + i) * ow + j",
-            "            for c in range(nc):",
-            "                for u in range(kh):",
-            f"                    y = i * {sh} + u * {dh}",
-            "                    r = (c * kh + u) * kw",
-            "                    for v in range(kw):",
-            f"                        a[row, r + v] = {image}[b0 + bb, c, y, j * {sw} + v * {dw}]",
-        ]
-    return [
+    valid = op.border_mode == "valid"  # every window inside the image: no padding, no bounds to test
+    head = [
         f"a = np.empty((n, kk), np.{dtype})",
         "for bb in range(nbc):",
         "    for i in range(oh):",
@@ -130,8 +117,17 @@ def _im2col(op: _Conv2dBase, image: str, dtype: str) -> list[str]:
         "            row = (bb * oh + i) * ow + j",
         "            for c in range(nc):",
         "                for u in range(kh):",
-        f"                    y = i * {sh} + u * {dh} - ph",
+        f"                    y = i * {sh} + u * {dh}" + ("" if valid else " - ph"),
         "                    r = (c * kh + u) * kw",
+    ]
+    if valid:
+        return [
+            *head,
+            "                    for v in range(kw):",
+            f"                        a[row, r + v] = {image}[b0 + bb, c, y, j * {sw} + v * {dw}]",
+        ]
+    return [
+        *head,
         "                    if y < 0 or y >= ih:",
         "                        for v in range(kw):",
         "                            a[row, r + v] = 0.0",
