@@ -85,6 +85,7 @@ def grad(
             raise TypeError(f"grad: wrt[{k}] must be a Variable, received {type(w).__name__}")
 
     grads: dict[Variable, Variable] = {}
+    given: set[Variable] = set()  # the gradients known_grads gives: not made here
     if cost is not None:
         if not isinstance(cost, Variable):
             raise TypeError(f"grad: cost must be a Variable, received {type(cost).__name__}")
@@ -105,6 +106,7 @@ def grad(
         if g.ndim != var.ndim:
             raise ValueError(f"grad: known gradient of {var} ({var.type}) has {g.ndim} dimensions, expected {var.ndim}")
         grads[var] = _accumulate(grads.get(var), g)
+        given.add(g)
     if not grads:
         raise ValueError("grad: give a cost or known_grads")
 
@@ -112,7 +114,8 @@ def grad(
     blockers = set(consider_constant or ())
     # Variables on a path from some wrt to some source: only those need gradients.
     on_path = _variables_between(wrt_list, sources, blockers)
-    nodes = [n for n in io_toposort(list(blockers), sources) if any(o in on_path for o in n.outputs)]
+    forward = io_toposort(list(blockers), sources)
+    nodes = [n for n in forward if any(o in on_path for o in n.outputs)]
 
     for node in reversed(nodes):
         out_grads = [grads.get(o) for o in node.outputs]
@@ -164,7 +167,23 @@ def grad(
             results.append(g)
         else:
             results.append(g)
+    _mark_backward(results, set(forward), given)
     return results[0] if single else results
+
+
+def _mark_backward(results: list[Variable], forward: set[Any], stop: set[Variable]) -> None:
+    """Tag the nodes this call made (``node.tag.backward = True``): what views draw as the backward part.
+
+    The walk goes from the results up to the nodes that were there before (``forward``), never past a
+    node already tagged, nor past ``stop`` (gradients the caller gave in ``known_grads``).
+    """
+    stack = [r for r in results if r.owner is not None]
+    while stack:
+        node = stack.pop().owner
+        if node is None or node in forward or node.tag.get("backward"):
+            continue
+        node.tag.backward = True
+        stack.extend(i for i in node.inputs if i.owner is not None and i not in stop)
 
 
 def _variables_between(wrt: list[Variable], sources: list[Variable], blockers: set[Variable]) -> set[Variable]:

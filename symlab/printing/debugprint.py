@@ -24,12 +24,16 @@ Elemwise{add,no_inplace} [id A] ''
  |Elemwise{mul,no_inplace} [id B] ''
 
 The walk uses an explicit stack, not recursion, so a graph of any depth
-prints at the default recursion limit.
+prints at the default recursion limit. :func:`debug_lines` yields the same
+lines as :class:`DebugLine` objects, in parts (the views' text twin,
+:func:`symlab.printing.outline.outline`, is written from them).
 """
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from io import StringIO
 from typing import IO, Any
 
@@ -130,76 +134,18 @@ def debugprint(
     else:
         out = file
 
-    done: dict[int, str] = {}  # id(node or leaf) -> its id text
-    keep: list[Any] = []  # keeps the keyed objects alive, so their id()s stay unique
-
-    def id_text(key_obj: Any) -> tuple[str, bool]:
-        """(``"[id X]"`` or ``""``, whether ``key_obj`` was met before)."""
-        key = id(key_obj)
-        if key in done:
-            return done[key], True
-        if ids == "CHAR":
-            text = f"[id {char_from_number(len(done))}]"
-        elif ids == "int":
-            text = f"[id {len(done)}]"
-        elif ids == "id":
-            text = f"[id {key}]"
-        else:
-            text = ""
-        done[key] = text
-        keep.append(key_obj)
-        return text, False
-
+    id_text = _Ids(ids)
     write = out.write
     inner_graphs: list[Apply] = []  # fused nodes met, whose Composite inner graphs follow the outer graph
 
     def walk(variables: list[Variable], margin: str) -> None:
-        # Depth-first walk with an explicit stack, so deep graphs need no recursion.
-        # An entry is (variable, level, segment, depth left). The text before a line
-        # at level L >= 1 is the segments of its ancestors' levels 1..L-1 plus " |";
-        # its own segment (" |", or "  " for a node's last input) continues the
-        # lines of its inputs. Only the segments of the current path are kept
-        # (``path``), so memory stays linear in the depth of the graph.
-        stack: list[tuple[Variable, int, str, int]] = [(v, 0, "", depth) for v in reversed(variables)]
-        path: list[str] = []
-        while stack:
-            var, level, segment, left = stack.pop()
-            if left == 0:
-                continue
-            del path[max(level - 1, 0) :]
-            prefix = margin + ("".join(path) + " |" if level else "")
-            if level:
-                path.append(segment)
-            type_text = f"<{var.type}>" if print_type else ""
-            if print_shape:
-                shape = getattr(var.type, "shape", None)
-                if shape is not None:
-                    shown = ", ".join("?" if d is None else str(d) for d in shape)
-                    type_text += (" " if type_text else "") + f"shape=({shown}{',' if len(shape) == 1 else ''})"
-            node = var.owner
-            if node is not None:
-                label = str(node.op) if len(node.outputs) == 1 else f"{node.op}.{var.index}"
-                id_str, already = id_text(node)
-                name = var.name if var.name is not None else ""
-                maps = ""
-                if print_destroy_map and node.op.destroy_map:
-                    maps += f" -> destroy_map={dict(node.op.destroy_map)}"
-                if print_view_map and node.op.view_map:
-                    maps += f" -> view_map={dict(node.op.view_map)}"
-                parts = [label, id_str, type_text, f"'{name}'{maps}"]
-                position = f"   {topo[node]}" if node in topo else ""
-                write(prefix + " ".join(p for p in parts if p) + position + "\n")
-                if already or (stop_on_name and var.name is not None):
-                    continue
-                if _composite_of(node) is not None:
-                    inner_graphs.append(node)
-                last = len(node.inputs) - 1
-                for i in range(last, -1, -1):
-                    stack.append((node.inputs[i], level + 1, " |" if i < last else "  ", left - 1))
-            else:
-                id_str, _ = id_text(var)
-                parts = [str(var), id_str, type_text]
-                write(prefix + " ".join(p for p in parts if p) + "\n")
+        lines = debug_lines(variables, id_text, margin=margin, depth=depth, print_type=print_type,
+                            stop_on_name=stop_on_name, print_shape=print_shape, print_destroy_map=print_destroy_map,
+                            print_view_map=print_view_map, topo=topo)
+        for line in lines:
+            write(line.prefix + line.text + "\n")
+            if line.expanded and _composite_of(line.var.owner) is not None:
+                inner_graphs.append(line.var.owner)
 
     walk(variables, "")
     # Fused Composite inner graphs are printed below the outer graph, each after
@@ -219,6 +165,148 @@ def debugprint(
         flush()
     # Printing to the screen returns nothing, so a notebook cell shows only the graph.
     return None if file is None else out
+
+
+@dataclass(frozen=True)
+class DebugLine:
+    """One line of :func:`debugprint`, in parts: what :func:`debug_lines` yields.
+
+    ``var`` is the variable the line prints and ``level`` its depth (0 for
+    the variables asked for). ``prefix`` is the text before it (the margin
+    and the ``" |"`` segments), ``label`` the node's op (``op.index`` for one
+    output of several) or the leaf's own text, ``id`` its ``[id X]`` (or
+    ``""``), ``type_text`` its type and shape (or ``""``), ``name`` a computed
+    variable's name (``None`` when it has none, and for leaves, whose label
+    is their name), ``maps`` the destroy/view maps asked for, ``position``
+    a compiled function's execution position (or ``""``). ``repeat``: its
+    node (or leaf) was printed above; ``expanded``: the walk goes on into
+    the node's inputs (a node met for the first time, not stopped by
+    ``stop_on_name``). :attr:`text` is the line as debugprint writes it.
+    """
+
+    var: Variable
+    level: int
+    prefix: str
+    label: str
+    id: str
+    type_text: str
+    name: str | None
+    maps: str
+    position: str
+    repeat: bool
+    expanded: bool
+
+    @property
+    def text(self) -> str:
+        """The line after its prefix, as :func:`debugprint` writes it (without the line break)."""
+        if self.var.owner is None:
+            return " ".join(p for p in (self.label, self.id, self.type_text) if p)
+        parts = [self.label, self.id, self.type_text, f"'{self.name if self.name is not None else ''}'{self.maps}"]
+        return " ".join(p for p in parts if p) + self.position
+
+
+class _Ids:
+    """The ids of :func:`debugprint` (``ids`` is one of its modes): called with a node or a leaf, it answers
+    ``("[id X]" or "", whether it was met before)``, giving ids in the order objects are met."""
+
+    def __init__(self, ids: str) -> None:
+        self.ids = ids
+        self.done: dict[int, str] = {}  # id(node or leaf) -> its id text
+        self.keep: list[Any] = []  # keeps the keyed objects alive, so their id()s stay unique
+
+    def __call__(self, key_obj: Any) -> tuple[str, bool]:
+        key = id(key_obj)
+        if key in self.done:
+            return self.done[key], True
+        if self.ids == "CHAR":
+            text = f"[id {char_from_number(len(self.done))}]"
+        elif self.ids == "int":
+            text = f"[id {len(self.done)}]"
+        elif self.ids == "id":
+            text = f"[id {key}]"
+        else:
+            text = ""
+        self.done[key] = text
+        self.keep.append(key_obj)
+        return text, False
+
+
+def debug_lines(
+    variables: list[Variable],
+    id_text: Callable[[Any], tuple[str, bool]],
+    *,
+    margin: str = "",
+    depth: int = -1,
+    print_type: bool = False,
+    stop_on_name: bool = False,
+    print_shape: bool = False,
+    print_destroy_map: bool = False,
+    print_view_map: bool = False,
+    topo: Mapping[Apply, int] | None = None,
+) -> Iterator[DebugLine]:
+    """The lines of :func:`debugprint`'s tree of ``variables``, as :class:`DebugLine` objects, top first.
+
+    ``id_text`` is called with each node and leaf met and answers ``(its id
+    text, whether it was met before)``: a node met before is a ``repeat``,
+    its inputs are not walked again. ``margin`` starts every prefix; the
+    other options are :func:`debugprint`'s; ``topo`` maps a node to its
+    position in a compiled function's execution order. Other texts of a graph
+    (:func:`symlab.printing.outline.outline`) are written from these lines.
+
+    >>> import symlab.tensor as st
+    >>> x = st.dvector("x")
+    >>> y = st.exp(x)
+    >>> seen = set()
+    >>> def ids(obj):
+    ...     met = id(obj) in seen
+    ...     seen.add(id(obj))
+    ...     return "", met
+    >>> [(line.level, line.label, line.repeat) for line in debug_lines([y * y], ids)]
+    [(0, 'Elemwise{mul,no_inplace}', False), (1, 'Elemwise{exp,no_inplace}', False), (2, 'x', False), \
+(1, 'Elemwise{exp,no_inplace}', True)]
+    """
+    # Depth-first walk with an explicit stack, so deep graphs need no recursion.
+    # An entry is (variable, level, segment, depth left). The text before a line
+    # at level L >= 1 is the segments of its ancestors' levels 1..L-1 plus " |";
+    # its own segment (" |", or "  " for a node's last input) continues the
+    # lines of its inputs. Only the segments of the current path are kept
+    # (``path``), so memory stays linear in the depth of the graph.
+    topo = topo or {}
+    stack: list[tuple[Variable, int, str, int]] = [(v, 0, "", depth) for v in reversed(variables)]
+    path: list[str] = []
+    while stack:
+        var, level, segment, left = stack.pop()
+        if left == 0:
+            continue
+        del path[max(level - 1, 0) :]
+        prefix = margin + ("".join(path) + " |" if level else "")
+        if level:
+            path.append(segment)
+        type_text = f"<{var.type}>" if print_type else ""
+        if print_shape:
+            shape = getattr(var.type, "shape", None)
+            if shape is not None:
+                shown = ", ".join("?" if d is None else str(d) for d in shape)
+                type_text += (" " if type_text else "") + f"shape=({shown}{',' if len(shape) == 1 else ''})"
+        node = var.owner
+        if node is None:
+            id_str, already = id_text(var)
+            yield DebugLine(var, level, prefix, str(var), id_str, type_text, None, "", "", already, False)
+            continue
+        label = str(node.op) if len(node.outputs) == 1 else f"{node.op}.{var.index}"
+        id_str, already = id_text(node)
+        maps = ""
+        if print_destroy_map and node.op.destroy_map:
+            maps += f" -> destroy_map={dict(node.op.destroy_map)}"
+        if print_view_map and node.op.view_map:
+            maps += f" -> view_map={dict(node.op.view_map)}"
+        position = f"   {topo[node]}" if node in topo else ""
+        expanded = not already and not (stop_on_name and var.name is not None)
+        yield DebugLine(var, level, prefix, label, id_str, type_text, var.name, maps, position, already, expanded)
+        if expanded:
+            last = len(node.inputs) - 1
+            for i in range(last, -1, -1):
+                stack.append((node.inputs[i], level + 1, " |" if i < last else "  ", left - 1))
 
 
 def _composite_of(node: Apply) -> Any:

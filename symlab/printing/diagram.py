@@ -150,6 +150,8 @@ def _node_attrs(style: str, node: DrawNode) -> dict[str, Any]:
     """Shape and colours of ``node`` in ``style``, before its highlight classes."""
     if node.kind == "group":
         return {"shape": "box", "style": "filled,dashed", "fillcolor": SUMMARY_COLOR}
+    if node.kind == "cut":  # where a part of a graph is cut: the value goes on to nodes not drawn
+        return {"shape": "plaintext", "fontcolor": NOTE_COLOR}
     if style == "structure" and node.kind in STRUCTURE_COLORS:
         color, fill = STRUCTURE_COLORS[node.kind]
         return {"shape": _SHAPES[node.kind], "style": "filled", "color": color, "fillcolor": fill}
@@ -291,7 +293,7 @@ def side_by_side(panels: list[tuple[str, str, GraphModel]], notes: Iterable[str]
 
 
 def _edge_attrs(edge: DrawEdge) -> dict[str, Any]:
-    attrs: dict[str, Any] = {}
+    attrs: dict[str, Any] = {"style": "dashed"} if edge.kind == "cut" else {}
     if edge.label:
         attrs["label"] = _label(edge.label)
     _paint(attrs, edge.classes)

@@ -75,6 +75,10 @@ class Fold:
     groups: list[list[Apply]] = field(default_factory=list)
     #: How many graph inputs used only by summary nodes may be drawn.
     leaf_budget: int = 0
+    #: The key and the title of each group (:class:`~symlab.printing.grouping.GroupTree`'s); empty: ``g<k>``
+    #: and ``… N nodes …``.
+    keys: list[str] = field(default_factory=list)
+    titles: list[str] = field(default_factory=list)
 
     def canonical(self, node: Apply) -> Apply:
         """The node drawn for ``node``: itself, or the first copy of a repeated subgraph."""
@@ -249,6 +253,10 @@ def fold_graph(
     groups = list(pieces.values())
     if len(groups) > max(1, max_nodes // 10):
         groups = [hidden]
+    lone = {members[0] for members in groups if len(members) == 1}  # a group of one node says nothing: draw it
+    if lone:
+        kept.update(lone)
+        groups = [members for members in groups if len(members) > 1]
     group_of = {n: k for k, members in enumerate(groups) for n in members}
     leaf_budget = max(0, budget - spent - len(groups))
     return Fold([n for n in uniq if n in kept], rep, copies, group_of, groups, leaf_budget)

@@ -69,10 +69,10 @@ from symlab.printing.subject import Subject, subject_of
 STYLES = ("structure", "compact", "dataflow")
 DEFAULT_MAX_NODES = 100
 #: The kinds of drawn nodes.
-NODE_KINDS = ("apply", "variable", "input", "constant", "output", "op", "type", "group")
+NODE_KINDS = ("apply", "variable", "input", "constant", "output", "op", "type", "group", "cut")
 #: The kinds of edges: a node's input or output, a variable's owner, an Apply's op, a variable's type,
-#: and the inputs of a folded group.
-EDGE_KINDS = ("input", "output", "owner", "op", "type", "fold")
+#: the inputs of a folded group, and where a part of a graph is cut (its value goes on to nodes not drawn).
+EDGE_KINDS = ("input", "output", "owner", "op", "type", "fold", "cut")
 #: The highlight classes a node or an edge may carry.
 CLASSES = ("highlight", "created", "removed", "selected", "client", "nan-origin", "nan")
 
@@ -343,6 +343,13 @@ class _Keys:
         return self._index.get(key)
 
 
+def graph_keys(subject: Subject, order: list[Apply], leaves: list[Variable]) -> Any:
+    """The key function of a graph's pictures: ``subject.key`` (a FunctionGraph's), or a numbering from the
+    inputs for bare Variables (the one :func:`build_model` gives them). Pass it as ``build_model(key=...)``
+    so that every picture of the graph, folded or a part, keeps the same keys."""
+    return subject.key if subject.key is not None else _Keys(subject, order, leaves)
+
+
 # -- building -----------------------------------------------------------------------------------
 def _marks(
     subject: Subject, highlight: Iterable[Any], classes: Mapping[str, Iterable[Any]] | None, keys: _Keys
@@ -388,6 +395,7 @@ def build_model(
     cut: Iterable[Variable] = (),
     key: Any = None,
     caller: str = "build_model",
+    fold: Fold | None = None,
 ) -> GraphModel:
     """The :class:`GraphModel` of ``obj``: any object :func:`~symlab.printing.subject.subject_of` accepts.
 
@@ -409,6 +417,10 @@ def build_model(
     as ``obj`` the variables the part computes, as ``cut`` the variables
     where it starts (drawn as leaves, their owners left out) and as ``key``
     the key function of the whole picture, so the part keeps its keys.
+
+    ``fold`` draws what a given :class:`~symlab.printing.folding.Fold` leaves
+    visible instead of folding by count (``max_nodes`` is then not read): the
+    widgets' folding by meaning (:class:`~symlab.printing.grouping.GroupTree`).
 
     >>> import symlab.tensor as st
     >>> x = st.dvector("x")
@@ -438,7 +450,13 @@ def build_model(
     keys = _Keys(subject, order, leaves)
     marks = _marks(subject, highlight, classes, keys)
     lit = set(marks)
-    if style == "structure":
+    if fold is not None:
+        painter = {"structure": StructurePainter, "dataflow": DataflowPainter}.get(style)
+        if painter is None:
+            CompactPainter(model, fold, keys, marks, simple=var_with_name_simple).draw(outputs, inputs)
+        else:
+            painter(model, fold, keys, marks).draw(outputs, inputs)
+    elif style == "structure":
         # each Apply also draws its outputs, its op and types: count them before folding
         size = len(order) * 2 + len(leaves) * 2 + len({obj_key("op", n.op) for n in order})
         cost = structure_cost({"op": set(), "type": set(), "leaf": set()})
@@ -502,6 +520,7 @@ def build_part(
     fgraph: Any = None,
     outputs: Iterable[Variable] = (),
     classes: Mapping[str, Iterable[Any]] | None = None,
+    uses: Any = None,
 ) -> GraphModel:
     """The picture of a part of a graph: the Apply ``nodes`` (in order), under the whole graph's ``key``.
 
@@ -509,6 +528,11 @@ def build_part(
     node that computes it, without that node's own inputs. It ends at the variables no node of the part
     reads, and at the graph's own ``outputs`` it computes. Widgets draw a neighbourhood with it (a
     selection's, a rewrite step's), keeping every key of the whole.
+
+    In the compact style a graph output keeps its node ``out<k>`` (``k`` its index in ``outputs``); a
+    value the part computes for nodes it does not draw ends in a dashed *cut* stub, ``cut<key>``
+    (``cutv12``), saying how many clients it has further on (``uses(var)``, or the ``fgraph``'s clients):
+    never labelled as an output of the graph.
 
     >>> import symlab.tensor as st
     >>> from symlab.graph.fg import FunctionGraph
@@ -522,12 +546,60 @@ def build_part(
     []
     >>> fg.key(exp) in model.nodes
     False
+    >>> [(k, n.kind, n.label) for k, n in model.nodes.items() if n.kind in ("cut", "output")]
+    [('cutv4', 'cut', ['to 1 more client'])]
     """
     nodes = list(nodes)
     inside = set(nodes)
     read = {i for n in nodes for i in n.inputs}
     ends_wanted = set(outputs)
-    ends = [o for n in nodes for o in n.outputs if o not in read or o in ends_wanted]
+    if uses is None:
+        def uses(var: Variable) -> int:
+            found = fgraph.clients.get(var, ()) if fgraph is not None else ()
+            return sum(1 for c, _ in found if c == "output" or c not in inside)
+    # the part ends at what no node of it reads, at the graph's outputs, and (compact) where values go on
+    ends = [o for n in nodes for o in n.outputs
+            if o not in read or o in ends_wanted or (style == "compact" and uses(o) > 0)]
     cut = [i for n in nodes for i in n.inputs if i.owner is not None and i.owner not in inside]
     part = Subject("list", ends, tuple(ends), (), fgraph, key)
-    return build_model(part, style, max_nodes=10**9, classes=classes, cut=cut, key=key)
+    model = build_model(part, style, max_nodes=10**9, classes=classes, cut=cut, key=key)
+    if style == "compact":
+        _cut_ends(model, ends, list(outputs), uses)
+    return model
+
+
+def _cut_ends(model: GraphModel, ends: list[Variable], outputs: list[Variable], uses: Any) -> None:
+    """Turn the end nodes ``out<j>`` of a part into the graph's ``out<k>``, or into cut stubs ``cut<key>``."""
+    index = {}
+    for k, out in enumerate(outputs):
+        index.setdefault(out, k)
+    renamed: dict[str, str] = {}
+    for j, var in enumerate(ends):
+        old = f"out{j}"
+        node = model.nodes.get(old)
+        if node is None:
+            continue
+        k = index.get(var)
+        if k is not None:
+            renamed[old] = new = f"out{k}"
+            if node.label and node.label[0] == f"output {j}":
+                node.label = [f"output {k}", *node.label[1:]]
+        else:
+            base = next((e.var for e in model.edges if e.head == old and e.var), None) or f"e{j}"
+            renamed[old] = new = f"cut{base}"
+            n = uses(var)
+            node.kind = "cut"
+            node.label = [f"to {n} more client{'s' * (n != 1)}" if n else "not used further"]
+        node.key = new
+    if not renamed:
+        return
+    model.nodes = {renamed.get(k, k): n for k, n in model.nodes.items()}
+    for old, new in renamed.items():
+        if old in model._objects:
+            model._objects[new] = model._objects.pop(old)
+    for edge in model.edges:
+        if edge.head in renamed:
+            edge.head = renamed[edge.head]
+            edge.key = f"{edge.tail}_{edge.head}"
+            if model.nodes[edge.head].kind == "cut":
+                edge.kind = "cut"

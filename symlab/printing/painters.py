@@ -109,7 +109,7 @@ class Painter:
         return obj in self.model._where
 
     def group(self, k: int) -> str:
-        key = f"g{k}"
+        key = self.fold.keys[k] if self.fold.keys else f"g{k}"
         if key not in self.model.nodes:
             members = self.fold.groups[k]
             count = sum(self.fold.copies.get(n, 1) for n in members)
@@ -120,7 +120,8 @@ class Painter:
             tip = [f"{_short(op)} × {n}" for op, n in top[:10]]
             if len(top) > 10:
                 tip.append(f"… and {len(top) - 10} other ops")
-            node = DrawNode(key, "group", [f"… {count} nodes …"], list(members), "\n".join(tip), count=count)
+            label = [self.fold.titles[k]] if self.fold.titles else [f"… {count} nodes …"]
+            node = DrawNode(key, "group", label, list(members), "\n".join(tip), count=count)
             self.model._add(node, *members)
         return key
 
