@@ -47,7 +47,8 @@ SVG_NS, XLINK_NS = "{http://www.w3.org/2000/svg}", "{http://www.w3.org/1999/xlin
 #: Elements that can run code or load content in an SVG.
 ACTIVE_ELEMENTS = {"script", "foreignObject", "iframe", "object", "embed", "use", "image", "animate", "set"}
 #: What the Markdown fallbacks may render to: the layout symlab writes, and its PNG pictures.
-MARKDOWN_TAGS = {"p", "strong", "em", "code", "table", "thead", "tbody", "tr", "th", "td", "ul", "li", "img"}
+MARKDOWN_TAGS = {"p", "strong", "em", "code", "pre", "table", "thead", "tbody", "tr", "th", "td", "ul", "li",
+                 "img"}  # pre: the views' outlines, in fenced code blocks
 
 
 # -- the world: one hostile graph, its function, its views -----------------------------------------------------
@@ -432,6 +433,8 @@ def test_the_rewrite_stepper_sends_every_name_as_it_is(g, checks):
 
 def test_an_exported_stepper_page_carries_names_only_as_inert_data(g, checks, tmp_path):
     from symlab.notebook import RewriteStepper
+    from symlab.notebook.step_pictures import paint_svg
+    from symlab.notebook.stepper_export import read_page_data
     from symlab.notebook.widget import static_file
 
     stepper = RewriteStepper(hostile_rule_trace(g))
@@ -442,13 +445,17 @@ def test_an_exported_stepper_page_carries_names_only_as_inert_data(g, checks, tm
     data, code = page.scripts[0][1], page.scripts[1][1]
     assert code.strip() == (static_file("views.js") + "\n" + static_file("offline.js")).strip()  # no user data
     assert "<" not in data and ">" not in data  # nothing can end the data's element early
-    states = json.loads(data)
+    assert set(json.loads(data)) == {"encoding", "data"}  # compressed: the names are in it only as base64
+    states = read_page_data(text)  # unpacked as the page's script does
     assert [row[2] for row in states["steps"]] == [g.rule_name] * len(states["steps"])
+    pictures = states.pop("svgs")  # the distinct pictures, checked as SVG below
     check_widget_text(checks, "exported stepper page data", list(strings(states)), [g.rule_name])
-    assert len(states["states"]) == 2 and all(state["after_svg"] for state in states["states"])
+    states["svgs"] = pictures
+    assert len(states["states"]) == 2 and all(state["after"][0] >= 0 for state in states["states"])
     for k, state in enumerate(states["states"]):  # step 1 replaced tanh's output: its name left the picture
         tips = [name for name in g.names if k == 0 or name != g.intermediates[3].name]
-        check_svg(checks, "exported stepper page SVG", state["after_svg"], [*g.names[:7], g.out.name], tips)
+        svg = paint_svg(states["svgs"][state["after"][0]], state["after"][1])
+        check_svg(checks, "exported stepper page SVG", svg, [*g.names[:7], g.out.name], tips)
     title = html.unescape(re.search(r"<title>(.*?)</title>", text, re.DOTALL).group(1))
     assert title == f"symlab rewrite: {stepper.summary()}"  # escaped in the page, the summary once read
     literal(checks, "exported stepper page title", title, [g.rule_name])

@@ -9,7 +9,7 @@ import pytest
 import symlab
 import symlab.tensor as st
 from symlab.graph.fg import FunctionGraph
-from symlab.notebook.graph_view import GraphView
+from symlab.notebook.graph_view import VIEW_MAX_NODES, GraphView
 from symlab.printing import debugprint
 from symlab.printing.render import can_render
 
@@ -116,19 +116,19 @@ def test_large_graphs_are_folded_expandable_and_focusable():
     for _ in range(1000):
         h = st.tanh(h) * y
     view = GraphView([h])
-    copies = sum(len(c) for c in view.model.copies.values())  # y, drawn once per use
-    assert len(view.model.nodes) - copies <= 90 and "nodes folded" in view.notice and "drawn once per use: y" in view.notice
+    assert len(view.model.nodes) <= VIEW_MAX_NODES and "nodes folded" in view.notice
     group = next(k for k, n in view.model.nodes.items() if n.kind == "group")
     click(view, group)
     assert view.details["kind"] == "folded group" and view.panel["actions"][0]["kind"] == "expand"
     hidden = view.model.nodes[group].count
-    shown = sum(n.kind == "apply" for n in view.model.nodes.values())
+    assert view.model.nodes[group].label == [f"nodes 1–{hidden}: {hidden} nodes"]  # the first stretch of the chain
     view._on_browser_message(view, {"type": "expand", "key": group}, [])
-    # a chunk at a time: a 2,000-node graph is never laid out whole
-    now = sum(n.kind == "apply" for n in view.model.nodes.values())
-    assert shown + 40 <= now <= shown + 100 and "expanded" in view.notice
-    remaining = [n for n in view.model.nodes.values() if n.kind == "group"]
-    assert remaining and sum(n.count for n in remaining) <= hidden - 40
+    # a level at a time: a 2,000-node graph is never laid out whole
+    assert group not in view.model.nodes and "expanded" in view.notice and view.selected_key == group
+    inside = [k for k in view.reveal if view.model.nodes[k].kind == "group"]
+    assert 2 <= len(view.reveal) <= VIEW_MAX_NODES and inside
+    assert sum(view.model.nodes[k].count for k in view.reveal) == hidden  # its members, as nodes and sub-groups
+    assert sum(n.count for n in view.model.nodes.values() if n.kind in ("apply", "group")) == 2000
     view = GraphView([h])
     deep = h.owner.inputs[0].owner.inputs[0].owner.inputs[0].owner  # soon folded away
     view.select(deep)
@@ -171,7 +171,10 @@ def test_hostile_names_show_literally_and_run_nothing():
     assert view.details["name"] == HOSTILE
     md = view.markdown()
     assert f"`{HOSTILE}`" in md
-    outside_code = re.sub(r"``.*?``|`[^`]*`", "", md)
+    # the outline is a fenced code block (its fence longer than any backtick run in it): names in it are text
+    blocks = re.findall(r"^(`{3,})\n(.*?)\n\1$", md, flags=re.S | re.M)
+    assert len(blocks) == 1 and f">     {HOSTILE} [v0]" in blocks[0][1].splitlines()  # selected, at depth 2
+    outside_code = re.sub(r"``.*?``|`[^`]*`", "", re.sub(r"^(`{3,})\n.*?\n\1$", "", md, flags=re.S | re.M))
     assert "<" not in outside_code and ">" not in outside_code  # every name is in a code span: shown as text
 
 
@@ -282,3 +285,84 @@ def test_the_markdown_fallback_carries_the_current_picture_as_png():
     assert words == view.markdown().rstrip("\n")
     png = base64.b64decode(image.rstrip(")\n"))
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+# -- the text twin -------------------------------------------------------------------------------------------------
+def test_the_outline_is_the_whole_graph_as_text_with_the_pictures_keys():
+    from symlab.printing.outline import outline
+
+    fg = seed_graph()
+    view = GraphView(fg)
+    assert view.outline == outline(fg) and view.text_mode is False
+    assert [r["text"] for r in view.outline] == [
+        "Elemwise{add,no_inplace} [a6]", "Elemwise{mul,no_inplace} [a4]", "Elemwise{exp,no_inplace} [a2]",
+        "x [v0]", "y [v1]", "x [v0]"]
+    # every row's key is a node of the whole graph that a click selects
+    for row in view.outline:
+        click(view, row["key"])
+        assert view.selected_key == row["key"] and view.selected is view.fgraph.by_key(row["key"])
+    # a folded picture still has the whole graph's outline, and a row of a folded node selects it
+    x = st.dvector("x")
+    y = x
+    for _ in range(60):
+        y = st.exp(y)
+    big = GraphView(FunctionGraph([x], [y]), max_nodes=10)
+    assert any(n.kind == "group" for n in big.model.nodes.values()) and len(big.outline) == 61
+    middle = big.outline[30]["key"]
+    click(big, middle)
+    assert big.selected_key == middle
+
+
+def test_view_text_marks_the_selection_its_inputs_and_its_clients():
+    fg = seed_graph()
+    view = GraphView(fg)
+    assert view.text.splitlines()[0] == "  Elemwise{add,no_inplace} [a6]" and ">" not in view.text
+    view.select(fg.inputs[0])  # x: used by exp and by add
+    assert view.text.splitlines() == [
+        "* Elemwise{add,no_inplace} [a6]  (client)",
+        "    Elemwise{mul,no_inplace} [a4]",
+        "*     Elemwise{exp,no_inplace} [a2]  (client)",
+        ">       x [v0]",
+        "      y [v1]",
+        ">   x [v0]",
+    ]
+    mul = fg.outputs[0].owner.inputs[0].owner
+    view.select(mul)
+    lines = view.text.splitlines()
+    assert lines[1] == ">   Elemwise{mul,no_inplace} [a4]"
+    assert lines[2].endswith("(input)") and lines[4].endswith("(input)") and lines[0].endswith("(client)")
+    # the variable an edge carries selects the row of the node computing it
+    view.select(mul.outputs[0])
+    assert view.text.splitlines()[1].startswith(">   Elemwise{mul")
+
+
+def test_the_text_mode_message_and_the_outline_recomputed_only_when_the_graph_changes():
+    fg = seed_graph()
+    view = GraphView(fg)
+    sent = count_messages(view)
+    before = view.drawn
+    view._on_browser_message(view, {"type": "text_mode", "on": True}, [])
+    assert view.text_mode is True and view.drawn == before + 1 and sent == [{"text_mode", "drawn"}]
+    rows = view.outline
+    click(view, "a2")
+    view.style = "structure"
+    assert view.outline is rows  # neither a click nor a new style walks the graph again, nor resends it
+    assert all("outline" not in keys for keys in sent)
+    exp_node = fg.outputs[0].owner.inputs[0].owner.inputs[0].owner
+    fg.replace(exp_node.outputs[0], st.sin(fg.inputs[0]))
+    view.refresh()
+    assert view.outline is not rows and "Elemwise{sin,no_inplace}" in view.outline[2]["text"]
+    view._on_browser_message(view, {"type": "text_mode", "on": False}, [])
+    assert view.text_mode is False
+
+
+def test_the_markdown_fallback_carries_the_first_lines_of_the_outline():
+    x = st.dvector("x")
+    y = x
+    for _ in range(60):
+        y = st.exp(y)
+    view = GraphView(FunctionGraph([x], [y]))
+    md = view.markdown()
+    block = re.search(r"Outline \(the graph as text\):\n\n```\n(.*?)\n```\n\.\.\. (\d+) more lines\n", md, flags=re.S)
+    assert block is not None
+    assert block.group(1).splitlines() == view.text.splitlines()[:40] and int(block.group(2)) == 61 - 40

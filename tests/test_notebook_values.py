@@ -340,7 +340,10 @@ def test_hostile_names_are_literal_in_the_svg_the_markdown_and_the_traits():
     assert view.caption == f"ValuesView of a`b|c: 4 variables, 2 scalar inputs, gradients wrt {HOSTILE}"
     md = view.markdown()
     assert f"`{HOSTILE}`" in md and "`` a`b\\|c ``" in md
-    outside_code = re.sub(r"``.*?``|`[^`]*`", "", md)
+    # the outline is a fenced code block (its fence longer than any backtick run in it): names in it are text
+    blocks = re.findall(r"^(`{3,})\n(.*?)\n\1$", md, flags=re.S | re.M)
+    assert len(blocks) == 1 and HOSTILE in blocks[0][1] and "a`b|c = Elemwise" in blocks[0][1]
+    outside_code = re.sub(r"``.*?``|`[^`]*`", "", re.sub(r"^(`{3,})\n.*?\n\1$", "", md, flags=re.S | re.M))
     assert "<" not in outside_code and ">" not in outside_code
     if can_render():
         svg = view.svg
@@ -395,3 +398,56 @@ def test_a_large_graph_is_folded_and_keeps_its_nan_origin_visible():
     assert np.isnan(view.value(h))  # NaN at the output
     view.set("y", 1.0)  # the log of a positive number now
     assert view.nan_origins == [] and "folded" in view.notice
+
+
+# -- the text twin ---------------------------------------------------------------------------------------------------
+def test_the_outline_writes_each_variable_with_its_value_and_gradient():
+    o, values, inputs = neuron()
+    x1, x2, w1, w2, b = inputs
+    view = ValuesView(o, values, wrt=[w1, w2])
+    assert view.text_mode is False
+    rows = view.outline
+    assert [(r["depth"], r["text"]) for r in rows] == [
+        (0, "o = Elemwise{tanh,no_inplace} [v14] = 0.7071; grad 1.0"),
+        (1, "n = Elemwise{add,no_inplace} [v12] = 0.8814; grad 0.5"),
+        (2, "Elemwise{add,no_inplace} [v10] = -6.0; grad 0.5"),
+        (3, "Elemwise{mul,no_inplace} [v6] = -6.0; grad 0.5"),
+        (4, "x1 [v0] = 2.0"),
+        (4, "w1 [v1] = -3.0; grad 1.0"),
+        (3, "Elemwise{mul,no_inplace} [v8] = 0.0; grad 0.5"),
+        (4, "x2 [v2] = 0.0"),
+        (4, "w2 [v3] = 1.0; grad 0.0"),
+        (2, "b [v4] = 6.881"),
+    ]
+    # the rows are keyed as the picture's boxes: a click on a row selects that variable
+    for row in rows:
+        view._on_browser_message(view, {"type": "select", "key": row["key"]}, [])
+        assert view.selected_key == row["key"] and view.key_of(view.selected) == row["key"]
+        assert any(r["label"] == "value" for r in view.panel["rows"])  # a variable's panel: its whole value
+    # moving a slider rewrites the values in the outline (the tree itself is walked once)
+    view.set("x2", 1.0)
+    assert view.outline[0]["text"] == "o = Elemwise{tanh,no_inplace} [v14] = 0.9546; grad 1.0"
+    assert view.outline[7]["text"] == "x2 [v2] = 1.0"
+
+
+def test_text_is_the_outline_with_the_selection_marked_and_text_of_a_variable_is_unchanged():
+    o, values, inputs = neuron()
+    view = ValuesView(o, values, wrt=inputs)
+    n = o.owner.inputs[0]
+    view.select(n)
+    lines = view.text().splitlines()
+    assert lines[0] == "* o = Elemwise{tanh,no_inplace} [v14] = 0.7071; grad 1.0  (client)"
+    assert lines[1] == ">   n = Elemwise{add,no_inplace} [v12] = 0.8814; grad 0.5"
+    assert view.text(n) == ["0.8814", "grad 0.5"]  # with a variable: its lines, as before
+    md = view.markdown()
+    assert "Outline (the graph as text):\n\n```\n" + view.text() + "\n```" in md
+
+
+def test_the_text_mode_message_answers_once():
+    o, values, inputs = neuron()
+    view = ValuesView(o, values)
+    sent = count_messages(view)
+    view._on_browser_message(view, {"type": "text_mode", "on": True}, [])
+    assert view.text_mode is True and sent == [{"text_mode", "drawn"}]
+    view._on_browser_message(view, {"type": "text_mode", "on": False}, [])
+    assert view.text_mode is False

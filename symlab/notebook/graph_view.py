@@ -4,8 +4,15 @@
 compiled Function. The picture is the static display's (the same view model, the same styles), drawn
 by Graphviz in Python; clicking a node selects it, the panel beside the picture says what it is (its
 kind, name, op and props, type, dtype, static shape, owner, inputs, clients), and every object named
-there is a link. Large graphs are folded (a folded group expands when clicked), and the focus mode
-draws only the neighbourhood of the selection, so a 2,000-node graph is never laid out whole.
+there is a link. The focus mode draws only the neighbourhood of the selection; where it cuts the graph,
+a dashed stub says how many more clients a value has (never an "output").
+
+A large graph is folded by meaning to a budget (:data:`VIEW_MAX_NODES` drawn nodes, ``max_nodes=``): the
+forward and the backward part of a gradient graph, the part only one output needs, a named
+sub-expression (``hidden = tanh(…): 4 nodes``), a chain of elementwise ops; a group holds two nodes or
+more. ``expand``/``collapse`` open and fold back a group in place (``groups`` lists them), ``search``
+finds nodes by name, op, type or key and opens what hides the first; keys never change across any of it.
+:mod:`symlab.notebook.keys` is the one place a key is resolved, :mod:`symlab.notebook.folds` what is open.
 
 Every click has its Python twin, for scripts and tests:
 
@@ -21,6 +28,22 @@ Every click has its Python twin, for scripts and tests:
 (True, 'compact')
 >>> view
 GraphView of a compiled Function: 1 node, compact style, selected input x
+
+A gradient, folded into its two parts, searched and expanded:
+
+>>> w = st.dvector("w")
+>>> h = st.tanh(x * w)
+>>> h.name = "h"
+>>> cost = (h * y).sum() + (w ** 2).sum()
+>>> view = GraphView([cost, symlab.grad(cost, w)], max_nodes=8)
+>>> [(g["key"], g["title"], g["expanded"]) for g in view.groups]
+[('g0', 'forward: 8 nodes', False), ('g3', 'backward: 16 nodes', False)]
+>>> view.search("h")[0] is h, view.selected_key, view.groups[0]["expanded"]  # opened to show h
+(True, 'v6', True)
+>>> view.collapse("g0")
+>>> view.expand("g3")
+>>> view.notice.split(". ")[0]
+'expanded backward: 16 nodes: 6 nodes and 2 groups'
 """
 
 from __future__ import annotations
@@ -32,15 +55,20 @@ import traitlets
 
 from symlab.graph.basic import Apply, Variable
 from symlab.notebook.details import describe, kind_of
+from symlab.notebook.folds import VIEW_MAX_NODES, Folds
+from symlab.notebook.keys import KeyIndex, Resolved, selection_marks
 from symlab.notebook.widget import ViewWidget, code_span
 from symlab.printing.folding import toposort
+from symlab.printing.grouping import Group
 from symlab.printing.model import GraphModel, build_model, build_part
+from symlab.printing.outline import outline as outline_of
+from symlab.printing.outline import outline_markdown, outline_text
 from symlab.printing.subject import subject_of
 
 __all__ = ["GraphView"]
 
-#: Drawn nodes of a picture before folding (a 2,000-node graph is never laid out whole).
-VIEW_MAX_NODES = 80
+#: The most search matches listed.
+MAX_MATCHES = 50
 LEGENDS = {
     "structure": "blue box: Apply node · red box: Variable · green circle: Op · purple box: Type · "
                  "arrows: the references between them (owner, inputs[i], outputs[i], op, type)",
@@ -66,6 +94,14 @@ class GraphView(ViewWidget):
     panel = traitlets.Dict().tag(sync=True)
     notice = traitlets.Unicode("").tag(sync=True)
     legend = traitlets.Unicode("").tag(sync=True)
+    #: The search's matches: ``[{"key", "text", "kind"}]`` (at most :data:`MAX_MATCHES`).
+    matches = traitlets.List().tag(sync=True)
+    #: Keys the browser brings into view after drawing: the selection, or the nodes an expand showed.
+    reveal = traitlets.List().tag(sync=True)
+    #: The text twin: the whole graph as debugprint-style rows ``{"key", "depth", "text", "repeat", "also"}``.
+    outline = traitlets.List().tag(sync=True)
+    #: True: the browser shows the outline beside the picture (message ``{"type": "text_mode", "on": bool}``).
+    text_mode = traitlets.Bool(False).tag(sync=True)
 
     def __init__(self, obj: Any, style: str | None = None, max_nodes: int = VIEW_MAX_NODES,
                  focus_radius: int = 2) -> None:
@@ -83,8 +119,6 @@ class GraphView(ViewWidget):
         self._subject = subject
         self._max_nodes = max_nodes
         self._radius = focus_radius
-        self._kept: set[Any] = set()  # nodes shown although folding would hide them (expanded groups)
-        self._budget = max_nodes  # grows as groups are expanded
         self._index()
         self.model: GraphModel | None = None
         self._ready = False
@@ -96,8 +130,9 @@ class GraphView(ViewWidget):
     def _index(self) -> None:
         """Every key of the graph, its nodes in order and who uses each (from the graph as it is now)."""
         subject = self._subject
-        self._full = build_model(subject, "compact", max_nodes=10**9)  # every key, for lookups
-        self._order = toposort(list(subject.outputs))[0]
+        self._order, leaves = toposort(list(subject.outputs))
+        self._keys = KeyIndex(subject, self._order, leaves)  # every key of the whole graph, for lookups
+        self._folds = Folds(self._order, subject.outputs, self._max_nodes, self._weight)  # what is folded, opened
         self._consumers: dict[Apply, list[Apply]] = {n: [] for n in self._order}
         for node in self._order:
             for inp in node.inputs:
@@ -119,12 +154,9 @@ class GraphView(ViewWidget):
         self._subject = subject_of(self._subject.obj, "GraphView", kinds=("fgraph", "function"))
         self._index()
         left_title = None
-        if self.selected_key:
-            try:
-                self._full.obj(self.selected_key)
-            except KeyError:  # not in the graph as it is now (or a folded group of the old picture)
-                left_title = _title(selected, kind_of(selected))
-        self._kept = {k for k in self._kept if k in fg}
+        if self.selected_key and self._keys.obj(self.selected_key) is None:
+            # not in the graph as it is now (or a folded group of the old picture)
+            left_title = _title(selected, kind_of(selected))
         with self.answer():
             if left_title is not None:
                 self.selected_key = ""
@@ -163,6 +195,16 @@ class GraphView(ViewWidget):
             return {}
         return {row.label: row.plain() for row in describe(obj, self.fgraph, self._order, self._subject.outputs)}
 
+    @property
+    def text(self) -> str:
+        """The text twin: the whole graph as a debugprint-style tree (:attr:`outline`), one row a line.
+
+        The selected rows start with ``>``, the selection's inputs and clients (the :attr:`marks`) with ``*``
+        and end with their marks; every row ends with its key, the key a click on the picture sends.
+        """
+        self.refresh()
+        return outline_text(self.outline, self.selected_key, self.marks)
+
     def key_of(self, obj: Any) -> str:
         """The stable key under which ``obj`` is drawn (or would be: a folded node's own key)."""
         key = self._full_key(obj)
@@ -181,6 +223,9 @@ class GraphView(ViewWidget):
         self.refresh()
         key = self._key_for(target)
         with self.answer():
+            found = self.resolve(key) if key else None
+            if found is not None and found.kind in ("apply", "variable"):
+                self._reveal_object(found.obj)  # a selection is drawn, not folded away
             self._select(key)
 
     def _key_for(self, target: Any) -> str:
@@ -189,15 +234,16 @@ class GraphView(ViewWidget):
             return ""
         if not isinstance(target, str):
             return self.key_of(target)
-        key = self._edge_variable(target) or target
-        obj = self._object(key)
-        if obj is None:
+        found = self.resolve(target)
+        if found is None:
             raise ValueError(f"GraphView.select: no node of this graph has the key {target!r}; expected an object "
                              "of the graph (an Apply node, a Variable, an Op, a Type) or a key of its picture "
                              "(view.key_of(obj): 'v0', 'a2', ...)")
-        if isinstance(obj, Variable) and self.model is not None and key not in self.model.nodes:
-            key = self._full_key(obj) or key  # a copy of a variable drawn once per use: the variable
-        return key
+        return found.key
+
+    def resolve(self, key: str) -> Resolved | None:
+        """What ``key`` is (its object, kind, and the keys of the picture drawing it), or ``None``."""
+        return self._keys.resolve(key, self.model, self._folds.tree.groups)
 
     def move(self, direction: str) -> None:
         """Move the selection along an edge: ``up`` (to an input), ``down`` (to a client), ``left``/``right``."""
@@ -207,20 +253,107 @@ class GraphView(ViewWidget):
         if target is not None:
             self.select(target)
 
+    @property
+    def max_nodes(self) -> int:
+        """The budget: about how many nodes the picture draws before folding the rest into groups."""
+        return self._max_nodes
+
+    @property
+    def groups(self) -> list[dict[str, Any]]:
+        """The groups of the picture, drawn or open: ``[{"key", "title", "count", "expanded"}]``, outermost first.
+
+        A group inside a folded one is not listed (expand the outer one first, or :meth:`search` for a node).
+        """
+        return self._folds.groups()
+
     def expand(self, group: str) -> None:
-        """Draw the nodes a folded group (its key, ``g<n>``) hides."""
-        node = self.model.nodes.get(group) if self.model is not None else None
-        if node is None or node.kind != "group":
-            raise ValueError(f"GraphView.expand: {group!r} is not a folded group of the picture")
-        # A chunk at a time, the nodes nearest the visible part first: never the whole graph at once.
-        chunk = _nearest(list(node.obj), self._max_nodes, self._consumers)
-        self._kept.update(chunk)
-        self._budget += len(chunk)
+        """Draw the members of the folded group ``group`` (its key, ``g<n>``) in place.
+
+        A group holds at most a budget of items: its members, or sub-groups of them that expand in turn. The
+        nodes it shows are brought into view (:attr:`reveal`); the selection stays.
+        """
+        self.refresh()
+        try:
+            shown = self._folds.expand(group)
+        except ValueError as err:
+            raise ValueError(f"GraphView.{err}") from None
+        found = self._folds.group(group)
         with self.answer():
             self._draw()
-            left = node.count - len(chunk)
-            self.notice = f"expanded {len(chunk)} nodes" + (f" ({left} still folded)" if left > 0 else "") + ". " + (
-                self.notice)
+            keys = [i.key if isinstance(i, Group) else self._keys.key(i) for i in shown]
+            self.reveal = [k for k in keys if k in self.model.nodes]
+            sub = sum(1 for i in shown if isinstance(i, Group))
+            self.notice = (f"expanded {found.title}: {len(shown) - sub} nodes"
+                           + (f" and {sub} groups" if sub else "") + ". " + self.notice)
+
+    def collapse(self, key: str) -> None:
+        """Fold back the group that ``key`` came from: an open group's key, or the key of a node (or a group)
+        it shows. The selection stays (a selected node folded away lights the group that hides it)."""
+        self.refresh()
+        try:
+            group = self._folds.collapse(key, self._node_of(key))
+        except ValueError as err:
+            raise ValueError(f"GraphView.{err}") from None
+        with self.answer():
+            self._draw()
+            self.reveal = [group.key]
+            self.notice = f"folded back {group.title}. " + self.notice
+
+    def _node_of(self, key: str) -> Apply | None:
+        """The Apply node ``key`` draws (a variable's owner), or ``None``."""
+        found = self.resolve(key) if key else None
+        obj = found.obj if found is not None else None
+        return obj if isinstance(obj, Apply) else obj.owner if isinstance(obj, Variable) else None
+
+    def search(self, text: str) -> list[Any]:
+        """The Apply nodes and Variables matching ``text``: by name, op text, type text or key (any case).
+
+        An exact key match comes first, then exact names, then the graph's order (inputs first). Sets :attr:`matches` and selects
+        the first match, expanding whatever group hides it; ``search("")`` clears the matches.
+        """
+        if not isinstance(text, str):
+            raise TypeError(f"{type(self).__name__}.search: text must be a str, received {type(text).__name__}")
+        self.refresh()
+        found = self._find(text.strip(), names_only=False)
+        with self.answer():
+            self._show_matches(found, text)
+            if found:
+                self._reveal_object(found[0])
+                self._select(self._keys.key(found[0]) or "")
+        return found
+
+    def _find(self, words: str, names_only: bool) -> list[Any]:
+        """The search mechanism the graph view and the inspector share: matching nodes and variables."""
+        words = words.lower()
+        if not words:
+            return []
+        texts = self.__dict__.get("_search_texts")
+        if texts is None or texts[0] is not self._keys:  # what each object is searched by, read once per graph
+            seen: set[int] = set()
+            rows = []
+            for key, obj in self._keys.items():
+                if id(obj) not in seen and not key.startswith("out"):
+                    seen.add(id(obj))
+                    name = obj.name if isinstance(obj, Variable) and obj.name is not None else ""
+                    rows.append((key.lower(), name.lower(), _search_text(obj).lower(), obj))
+            texts = self._search_texts = (self._keys, rows)
+        exact = [obj for key, _, _, obj in texts[1] if key == words]
+        named = [obj for key, name, _, obj in texts[1] if name == words and key != words]
+        found = [obj for key, name, text, obj in texts[1]
+                 if key != words and name != words and words in (name if names_only else text)]
+        return exact + named + found
+
+    def _show_matches(self, found: list[Any], text: str) -> None:
+        fg = self.fgraph
+        self.matches = [{"key": self._keys.key(obj), "text": _match_text(obj, fg), "kind": kind_of(obj, fg)}
+                        for obj in found[:MAX_MATCHES]]
+        words = text.strip()
+        self.notice = "" if found or not words else f"nothing matches {words!r} (names, ops, types and keys searched)"
+
+    def _reveal_object(self, obj: Any) -> None:
+        """Open the groups hiding ``obj`` (a node, or a variable's owner), so the picture draws it."""
+        if self._folds.show(obj) and not self.focus:
+            self._draw()
 
     # -- browser messages ----------------------------------------------------------------------------
     def _on_browser_message(self, widget: Any, content: Any, buffers: Any) -> None:
@@ -228,11 +361,25 @@ class GraphView(ViewWidget):
         super()._on_browser_message(widget, content, buffers)
 
     def _on_select(self, content: dict[str, Any]) -> None:
-        key = content.get("key") or ""
-        if key and self._object(self._edge_variable(key) or key) is None:
+        key = str(content.get("key") or "")
+        found = self.resolve(key) if key else None
+        if key and found is None:
             return  # a click on something the graph no longer has
         with self.answer():  # the browser sends keys (the graph changed or not, refresh ran before this)
-            self._select(self._key_for(key))
+            if found is not None and not found.drawn and found.kind in ("apply", "variable"):
+                self._reveal_object(found.obj)  # a match or a link to a folded node: open what hides it
+            self._select(found.key if found is not None else "")
+
+    def _on_collapse(self, content: dict[str, Any]) -> None:
+        self.collapse(str(content.get("key")))
+
+    def _on_search(self, content: dict[str, Any]) -> None:
+        text = str(content.get("text") or "")
+        if content.get("pick", True):
+            self.search(text)
+            return
+        with self.answer():
+            self._show_matches(self._find(text.strip(), names_only=False), text)
 
     def _on_style(self, content: dict[str, Any]) -> None:
         if content.get("style") in LEGENDS:
@@ -253,6 +400,10 @@ class GraphView(ViewWidget):
     def _on_expand(self, content: dict[str, Any]) -> None:
         self.expand(str(content.get("key")))
 
+    def _on_text_mode(self, content: dict[str, Any]) -> None:
+        with self.answer():
+            self.text_mode = bool(content.get("on"))
+
     @traitlets.validate("picture_style")
     def _valid_style(self, proposal: Any) -> str:
         if proposal["value"] not in LEGENDS:
@@ -263,37 +414,46 @@ class GraphView(ViewWidget):
     def _redraw(self, change: Any) -> None:
         if not self._ready:
             return
+        if change["name"] == "picture_style":
+            self._folds.reset()  # a node costs more drawn nodes in the structure style: fold again
         with self.answer():
             self._draw()
 
     # -- drawing -------------------------------------------------------------------------------------------
     def _draw(self) -> None:
         """Build the picture for the current style, focus and expanded groups, and the marks of the selection."""
+        self._show_outline()
         selected = self.selected
         focused = isinstance(selected, Apply | Variable)
         if self.focus and focused:
             self.model = self._focus_model(selected)
         else:
-            self.model = build_model(self._subject, self.style, max_nodes=self._budget,
-                                     classes={"kept": list(self._kept)} if self._kept else None)
+            self.model = build_model(self._subject, self.style, fold=self._folds.fold(), key=self._keys.keys)
         self.svg = self.show_picture("graph", self.model)
         self.legend = LEGENDS[self.style]
         notes = []
         if not self.svg:
             notes.append("Graphviz is not installed: no picture (the details still work).")
         if self.model.note:
-            notes.append(f"{self.model.note}: click a group to see it, then 'expand'.")
+            notes.append(f"{self.model.note}: click a group to see what it holds, then 'expand'.")
         if self.focus:
             notes.append(f"focus: {len(self.model.nodes)} nodes around the selection" if focused
                          else "focus: select a node (not a group) to draw its neighbourhood")
         self.notice = " ".join(notes)
-        if focused and self._picture_key(self.selected_key) is None:  # folded away: show it, then mark it
-            self._kept.add(selected.owner if isinstance(selected, Variable) and selected.owner else selected)
-            self._budget += 1
-            self.model = build_model(self._subject, self.style, max_nodes=self._budget,
-                                     classes={"kept": list(self._kept)})
-            self.svg = self.show_picture("graph", self.model)
         self._select(self.selected_key)
+
+    def _weight(self, node: Apply) -> int:
+        """How many drawn nodes one Apply node costs in the current style."""
+        # structure: its box, its outputs' boxes, an op or type circle, the boxes around the groups it sits with
+        return 1 if self.style == "compact" else 3 + len(node.outputs)
+
+    def _show_outline(self) -> None:
+        """Set :attr:`outline` from the whole graph (not the folded picture), again only when the graph changed."""
+        fg = self._subject.fgraph
+        stamp = (self._subject, fg.version if fg is not None else 0)
+        if getattr(self, "_outline_stamp", None) != stamp:
+            self._outline_stamp = stamp
+            self.outline = outline_of(self._subject, "compact", caller=type(self).__name__)
 
     def _focus_model(self, selected: Any) -> GraphModel:
         start = [selected] if isinstance(selected, Apply) else []
@@ -312,58 +472,49 @@ class GraphView(ViewWidget):
                     queue.append((other, d + 1))
         if not region:  # a lone input or constant
             region = set(self._consumers_of_root(selected))
-        return build_part([n for n in self._order if n in region], self.style, self._subject.key or self._full.key_of,
-                          self._subject.fgraph, self._subject.outputs)
+
+        def uses(var: Variable) -> int:  # the clients a cut edge goes on to: never drawn as graph outputs
+            return sum(1 for c, _ in self._clients(var) if c == "output" or c not in region)
+
+        return build_part([n for n in self._order if n in region], self.style, self._keys.keys,
+                          self._subject.fgraph, self._subject.outputs, uses=uses)
 
     def _consumers_of_root(self, var: Any) -> list[Apply]:
         return [n for n in self._order if isinstance(var, Variable) and any(i is var for i in n.inputs)]
 
     def _select(self, key: str) -> None:
         """Set the selection, its marks and the panel (inside an :meth:`answer`)."""
-        self.selected_key = key
-        obj = self._object(key) if key else None
-        if obj is None:
+        found = self.resolve(key) if key else None
+        if found is None:
             self.selected_key = ""
             self.marks = {}
+            self.reveal = []
             self.panel = {"rows": [], "hint": "Click a node (or an arrow) to see what it is, its inputs and its clients."}
             return
-        marks: dict[str, list[str]] = {}
-
-        def mark(target: Any, cls: str) -> None:
-            k = self._picture_key(target if isinstance(target, str) else self._full_key(target) or "")
-            if k is not None:
-                for drawn in [*self.model.drawn_keys(k), *self._edges_carrying(k)]:
-                    classes = marks.setdefault(drawn, [])
-                    if cls not in classes:
-                        classes.append(cls)
-
-        if isinstance(obj, Apply):
-            for inp in obj.inputs:
-                mark(inp.owner if inp.owner is not None and self._drawn_as_edge(inp) else inp, "input")
-            for out in obj.outputs:
-                for client in self._clients(out):
-                    mark(f"out{client[1]}" if client[0] == "output" else client[0], "client")
-                if self._drawn_as_edge(out):
-                    mark(out, "client")
-        elif isinstance(obj, Variable):
-            if obj.owner is not None:
-                mark(obj.owner, "input")
-            for client in self._clients(obj):
-                mark(f"out{client[1]}" if client[0] == "output" else client[0], "client")
-        mark(key, "selected")
-        for copy in self.model.drawn_keys(key) if self.model is not None else ():
-            marks[copy] = ["selected"]
-        if self.model is not None and key in self.model.nodes and self.model.nodes[key].kind == "group":
-            marks[key] = ["selected"]
-        self.marks = marks
-        if self.model is not None and key in self.model.nodes and self.model.nodes[key].kind == "group":
-            rows = describe(self.model.nodes[key].obj)
-            actions = [{"text": f"expand these {self.model.nodes[key].count} nodes", "key": key, "kind": "expand"}]
+        key, obj = found.key, found.obj
+        self.selected_key = key
+        self.marks = selection_marks(self._keys, self.model, obj, key, clients=self._clients) if (
+            self.model is not None) else {}
+        group = self._folds.group(key) if found.kind == "group" else None
+        actions: list[dict[str, str]] = []
+        if found.kind == "group":
+            rows = describe(obj)
+            title = group.title if group is not None else _title(obj, "group")
+            if group is None or group.key not in self._folds.opened:
+                actions.append({"text": f"expand {title}", "key": key, "kind": "expand"})
         else:
             rows = describe(obj, self.fgraph, self._order, self._subject.outputs)
-            actions = []
-        self.panel = {"title": _title(obj, kind_of(obj, self.fgraph)), "rows": [r.as_json(self._link_key) for r in rows],
-                      "actions": actions}
+            title = _title(obj, kind_of(obj, self.fgraph))
+        if not self.focus:
+            outer = self._folds.to_close(key, self._node_of(key))
+            if outer is not None:
+                actions.append({"text": f"fold back {outer.title}", "key": outer.key, "kind": "collapse"})
+        # into view: the node drawing the selection, else an arrow carrying it, else the group hiding it
+        drawn = found.drawn or self._keys.drawn(obj, self.model, key) if found.kind != "group" else found.drawn
+        if not drawn:  # a variable whose arrows all go into folded groups: the box lit for it
+            drawn = [k for k, classes in self.marks.items() if "selected" in classes]
+        self.reveal = sorted(drawn, key=lambda k: k not in self.model.nodes)[:1] if self.model is not None else []
+        self.panel = {"title": title, "rows": [r.as_json(self._link_key) for r in rows], "actions": actions}
 
     def _clients(self, var: Variable) -> list[tuple[Any, int]]:
         fg = self.fgraph
@@ -375,26 +526,20 @@ class GraphView(ViewWidget):
 
     def _full_key(self, obj: Any) -> str | None:
         """The key of ``obj`` in the whole graph (the graph's own key where there is a graph), or ``None``."""
-        graph_key = self._subject.key
-        try:
-            return graph_key(obj) if graph_key is not None and isinstance(obj, Apply | Variable) else (
-                self._full.key_of(obj))
-        except KeyError:
-            return None
+        key = self._keys.key(obj)
+        if key is None and self.model is not None and not isinstance(obj, Apply | Variable):
+            try:  # an op or a type: drawn under the picture's own key (structure style)
+                key = self.model.key_of(obj)
+            except KeyError:
+                return None
+        return key
 
     def _link_key(self, obj: Any) -> str | None:
         return self._full_key(obj)
 
     def _object(self, key: str) -> Any:
-        if self.model is not None and key in self.model.nodes and self.model.nodes[key].kind == "group":
-            return self.model.nodes[key].obj
-        for model in (self._full, self.model):
-            if model is not None:
-                try:
-                    return model.obj(key)
-                except KeyError:
-                    pass
-        return None
+        found = self.resolve(key)
+        return found.obj if found is not None else None
 
     def _picture_key(self, key: str) -> str | None:
         """``key`` if the current picture draws it (as a node, or as the variable of an edge), else ``None``."""
@@ -408,20 +553,6 @@ class GraphView(ViewWidget):
         if self.model is None:
             return []
         return [e.key for e in self.model.edges if e.var == key]
-
-    def _edge_variable(self, key: str) -> str | None:
-        """The key of the variable an edge of the picture carries, if ``key`` is an edge's."""
-        if self.model is None:
-            return None
-        for e in self.model.edges:
-            if e.key == key:
-                return e.var
-        return None
-
-    def _drawn_as_edge(self, var: Variable) -> bool:
-        key = self._full_key(var)
-        return self.model is not None and key is not None and key not in self.model.nodes and bool(
-            self._edges_carrying(key))
 
     def _neighbour(self, direction: str) -> Any:
         obj = self.selected
@@ -467,25 +598,23 @@ class GraphView(ViewWidget):
                 texts = value if isinstance(value, list) else [str(value)]
                 lines.append(f"| {label} | {', '.join(code_span(t) for t in texts) or '-'} |")
             lines.append("")
+        lines += ["Outline (the graph as text):", "", outline_markdown(self.outline, self.selected_key, self.marks), ""]
         lines.append(f"Legend: {LEGENDS[self.style]}.")
         return "\n".join(lines)
 
 
-def _nearest(members: list[Apply], count: int, consumers: dict[Apply, list[Apply]]) -> list[Apply]:
-    """Up to ``count`` of a group's ``members``: those next to nodes outside the group first (breadth first)."""
-    inside = set(members)
-    frontier = [n for n in members if any(c not in inside for c in consumers.get(n, ()))
-                or any(i.owner is not None and i.owner not in inside for i in n.inputs)]
-    chosen: dict[Apply, None] = {}
-    queue = deque(frontier or members[:1])
-    while queue and len(chosen) < count:
-        node = queue.popleft()
-        if node in chosen:
-            continue
-        chosen[node] = None
-        queue.extend(i.owner for i in node.inputs if i.owner in inside and i.owner not in chosen)
-        queue.extend(c for c in consumers.get(node, ()) if c in inside and c not in chosen)
-    return list(chosen)
+def _search_text(obj: Any) -> str:
+    """What a search reads of a node or a variable: its name, its op, its type."""
+    if isinstance(obj, Apply):
+        return str(obj.op)
+    return " ".join(filter(None, [obj.name, str(obj.type)]))
+
+
+def _match_text(obj: Any, fgraph: Any) -> str:
+    """A search match as the list shows it."""
+    text = f"{obj.op}" if isinstance(obj, Apply) else str(obj)
+    text = text if len(text) <= 80 else text[:79] + "…"
+    return f"{text} ({kind_of(obj, fgraph)})"
 
 
 def _title(obj: Any, kind: str) -> str:

@@ -195,8 +195,6 @@ class ClientsInspector(GraphView):
 
     _script_view = "inspector"
 
-    #: The variables the search box found: ``[{"text", "key"}]``.
-    matches = traitlets.List().tag(sync=True)
     #: What changed since the previous picture: ``{"title", "rows": [{"kind", "text", "key"?}]}``.
     changes_panel = traitlets.Dict().tag(sync=True)
     #: True while the inspector follows the graph (False after :meth:`close`).
@@ -227,7 +225,10 @@ class ClientsInspector(GraphView):
         ref = weakref.ref(self)
 
         def after_cell(result: Any = None) -> None:
-            shell.events.unregister("post_run_cell", after_cell)
+            try:
+                shell.events.unregister("post_run_cell", after_cell)
+            except ValueError:  # close() took it off during this very event (the cell was run again): nothing to do
+                return
             inspector = ref()
             if inspector is not None:
                 inspector._hook = None
@@ -328,16 +329,22 @@ class ClientsInspector(GraphView):
         return sorted((v for v, uses in fg.clients.items() if not uses), key=lambda v: int(fg.key(v)[1:]))
 
     def search(self, text: str) -> list[Variable]:
-        """The graph's variables whose name contains ``text`` (any case), in key order; shown as links too."""
+        """The graph's variables whose name contains ``text`` (any case), in key order; shown as links too.
+
+        The graph view's search (:meth:`GraphView.search`) by name only: it lists the matches
+        (:attr:`matches`) and does not move the selection (the box's Enter, ``pick``, selects the first).
+        """
         if not isinstance(text, str):
             raise TypeError(f"ClientsInspector.search: text must be a str, received {type(text).__name__}")
         self.refresh()
-        fg, words = self._fgraph, text.strip().lower()
-        found = [] if not words else [v for v in fg.clients if v.name is not None and words in v.name.lower()]
+        fg = self._fgraph
+        found = [v for v in self._find(text.strip(), names_only=True)
+                 if isinstance(v, Variable) and v.name is not None and text.strip().lower() in v.name.lower()]
         found.sort(key=lambda v: int(fg.key(v)[1:]))
         with self.answer():
-            self.matches = [{"text": f"{v} ({kind_of(v, fg)})", "key": fg.key(v)} for v in found[:50]]
-            self.notice = "" if found or not words else f"no variable named like {text.strip()!r}"
+            self._show_matches(found, text)
+            if not found and text.strip():
+                self.notice = f"no variable named like {text.strip()!r}"
         return found
 
     def select(self, target: Any) -> None:
@@ -366,7 +373,9 @@ class ClientsInspector(GraphView):
     def _on_search(self, content: dict[str, Any]) -> None:
         found = self.search(str(content.get("text") or ""))
         if content.get("pick") and found:
-            self.select(found[0])
+            with self.answer():
+                self._reveal_object(found[0])
+                self._select(self._fgraph.key(found[0]))
 
     # -- ending ----------------------------------------------------------------------------------------------
     def close(self) -> None:

@@ -40,20 +40,24 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 import traitlets
 
 from symlab.graph.basic import Apply, Constant, Variable
+from symlab.notebook.folds import VIEW_MAX_NODES, Folds
+from symlab.notebook.keys import KeyIndex, selection_marks
 from symlab.notebook.widget import ViewWidget, code_span
 from symlab.printing.folding import toposort
 from symlab.printing.model import GraphModel, build_model
+from symlab.printing.outline import outline_markdown, outline_pairs, outline_text
+from symlab.printing.subject import subject_of
 
 __all__ = ["ValuesView", "full_text", "number_text", "value_lines"]
 
-#: Drawn nodes (boxes and op nodes) before the picture is folded.
-VALUES_MAX_NODES = 120
+#: Drawn nodes (boxes and op nodes) before the picture is folded into groups: the graph view's budget.
+VALUES_MAX_NODES = VIEW_MAX_NODES
 #: Arrays of at most this many elements are written in full on the picture.
 SMALL_ARRAY = 6
 #: The panel's numpy repr of a value is cut after this many characters.
@@ -229,6 +233,13 @@ class ValuesView(ViewWidget):
     nan_note = traitlets.Unicode("").tag(sync=True)
     notice = traitlets.Unicode("").tag(sync=True)
     legend = traitlets.Unicode(LEGEND).tag(sync=True)
+    #: Keys the browser brings into view after drawing: the selection, or the nodes an expand showed.
+    reveal = traitlets.List().tag(sync=True)
+    #: The text twin: the graph as debugprint-style rows ``{"key", "depth", "text", "repeat", "also"}`` keyed by
+    #: variable (the boxes of the picture), each variable's value and gradient after it.
+    outline = traitlets.List().tag(sync=True)
+    #: True: the browser shows the outline beside the picture (message ``{"type": "text_mode", "on": bool}``).
+    text_mode = traitlets.Bool(False).tag(sync=True)
 
     def __init__(
         self,
@@ -247,8 +258,10 @@ class ValuesView(ViewWidget):
         self._known = set(self._variables)
         # Leaves that take values: not constants; a shared variable holds its own but may be given one.
         self._leaves = [v for v in leaves if not isinstance(v, Constant)]
-        self._full = build_model(list(self._outputs), "dataflow", max_nodes=10**9)  # the key of every object
+        self._keys = KeyIndex(  # the key of every object: the one place keys resolve
+            subject_of(list(self._outputs)), self._order, leaves)
         self._max_nodes = max_nodes
+        self._folds = Folds(self._order, self._outputs, max_nodes, lambda node: 1 + len(node.outputs))
         self._inputs = self._read_inputs(inputs)
         self._wrt = self._read_wrt(wrt)
         self._grads, self._no_grad = self._gradient_graphs()
@@ -466,11 +479,12 @@ class ValuesView(ViewWidget):
         elif isinstance(target, Apply):
             if target not in set(self._order):
                 raise ValueError(f"ValuesView.select: {target} is not a node of this graph")
-            key = self._full.key_of(target)
-        elif isinstance(target, str) and target not in {v.name for v in self._variables} and target in self._full:
-            key = target
+            key = self._keys.key_of(target)
+        elif isinstance(target, str) and target not in {v.name for v in self._variables} and (
+                target in self._keys or self._folds.group(target) is not None):
+            key = target  # a key: a node's, a variable's or a group's
         else:
-            key = self._full.key_of(self._variable(target, "ValuesView.select"))
+            key = self._keys.key_of(self._variable(target, "ValuesView.select"))
         with self.answer():
             self._select(key)
 
@@ -487,8 +501,21 @@ class ValuesView(ViewWidget):
         v = self._variable(var, "ValuesView.gradient")
         return self._grad_values.get(v)
 
-    def text(self, var: Variable | str) -> list[str]:
-        """The lines written under ``var``'s name on the picture: its value, then ``grad ...``."""
+    @overload
+    def text(self) -> str: ...
+
+    @overload
+    def text(self, var: Variable | str) -> list[str]: ...
+
+    def text(self, var: Variable | str | None = None) -> str | list[str]:
+        """The lines written under ``var``'s name on the picture: its value, then ``grad ...``.
+
+        Without ``var``, the text twin of the whole view: the graph as a debugprint-style tree
+        (:attr:`outline`), each variable followed by its lines, the selected rows marked ``>`` and the
+        selection's inputs and clients ``*``.
+        """
+        if var is None:
+            return outline_text(self.outline, self.selected_key, self.marks)
         v = self._variable(var, "ValuesView.text")
         return self._lines(v)
 
@@ -520,7 +547,7 @@ class ValuesView(ViewWidget):
     def key_of(self, obj: Variable | Apply) -> str:
         """The stable key of a variable or an Apply node of the graph (its node in the picture, unless folded)."""
         try:
-            return self._full.key_of(obj)
+            return self._keys.key_of(obj)
         except KeyError:
             raise ValueError(f"ValuesView.key_of: {obj} is not part of this graph") from None
 
@@ -537,6 +564,10 @@ class ValuesView(ViewWidget):
             raise TypeError(f"ValuesView: bad value for input {_show(var)}: expected a number, received "
                             f"{_describe_value(value)}")
         self.set(var, value)
+
+    def _on_text_mode(self, content: dict[str, Any]) -> None:
+        with self.answer():
+            self.text_mode = bool(content.get("on"))
 
     def _on_select(self, content: dict[str, Any]) -> None:
         key = str(content.get("key") or "")
@@ -558,9 +589,9 @@ class ValuesView(ViewWidget):
         origins = [*self._origins, *(o for n in self._origins if isinstance(n, Apply) for o in n.outputs
                                      if o in self._bad)]
         lines = {v: self._lines(v) for v in self._variables if not isinstance(v, Constant) or v in self._bad}
-        # Only the origins are passed to the fold (kept visible); a NaN flowing everywhere must not crowd it.
-        self.model = build_model(list(self._outputs), "dataflow", max_nodes=self._max_nodes,
-                                 classes={"nan-origin": origins}, lines=lines, caller="ValuesView")
+        # Only the origins are kept visible (their groups opened); a NaN flowing everywhere must not crowd it.
+        self.model = build_model(list(self._outputs), "dataflow", classes={"nan-origin": origins}, lines=lines,
+                                 caller="ValuesView", key=self._keys.keys, fold=self._folds.fold(show=self._origins))
         marked = {id(o) for o in origins}
         carriers = [*self._carriers, *(v for v in self._bad if id(v) not in marked)]
         self.model.add_class([k for obj in carriers for k in self._drawn(obj)], "nan")
@@ -568,10 +599,24 @@ class ValuesView(ViewWidget):
         self.svg = self.show_picture("values", self.model, notes=(self.nan_note,) if self.nan_note else ())
         notes = [] if self.svg else ["Graphviz is not installed: no picture (the values and the panel still work)."]
         if self.model.note:
-            notes.append(f"{self.model.note} (max_nodes={self._max_nodes}).")
+            notes.append(f"{self.model.note} (max_nodes={self._max_nodes}): click a group, then 'expand'.")
         self.notice = " ".join(notes)
         self.controls = [self._control(v) for v in self._inputs]
         self.caption = self.summary()
+        self._show_outline()
+
+    def _show_outline(self) -> None:
+        """Set :attr:`outline`: the tree (the graph never changes: walked once), with the current values."""
+        pairs = self.__dict__.get("_outline_pairs")
+        if pairs is None:
+            pairs = self._outline_pairs = outline_pairs(list(self._outputs), "dataflow", caller="ValuesView")
+        shown = []
+        for row, var in pairs:
+            if row["repeat"] and var.owner is not None or var not in self._values:
+                shown.append(row)  # a repeated node: its values are on its first row
+            else:
+                shown.append({**row, "text": f"{row['text']} = {'; '.join(self._lines(var))}"})
+        self.outline = shown
 
     def _drawn(self, obj: Any) -> list[str]:
         """The keys of the nodes that draw ``obj`` in the picture (none when it is folded away)."""
@@ -600,7 +645,7 @@ class ValuesView(ViewWidget):
     def _control(self, var: Variable) -> dict[str, Any]:
         """What the browser shows for an input: a slider and a number box, or why it has none."""
         value = self._inputs[var]
-        entry: dict[str, Any] = {"key": self._full.key_of(var), "name": _show(var), "dtype": str(value.dtype)}
+        entry: dict[str, Any] = {"key": self._keys.key_of(var), "name": _show(var), "dtype": str(value.dtype)}
         if not _slidable(var):
             what = "an array" if np.ndim(value) else "not a real number"
             entry.update(editable=False, text="; ".join(value_lines(value)),
@@ -637,63 +682,89 @@ class ValuesView(ViewWidget):
             self._ranges[var] = (low, old_high)
 
     def _object(self, key: str) -> Any:
-        if not key:
-            return None
-        if self.model is not None and key in self.model.nodes and self.model.nodes[key].kind == "group":
-            return self.model.nodes[key].obj
-        try:
-            return self._full.obj(key)
-        except KeyError:
-            return None
+        found = self._keys.resolve(key, self.model, self._folds.tree.groups) if key else None
+        return found.obj if found is not None else None
 
     def _select(self, key: str) -> None:
         """Set the selection, its marks and the panel (inside an :meth:`answer`)."""
-        obj = self._object(key)
-        if obj is None:
-            self.selected_key, self.marks = "", {}
+        found = self._keys.resolve(key, self.model, self._folds.tree.groups) if key else None
+        if found is None or found.kind not in ("apply", "variable", "group"):
+            self.selected_key, self.marks, self.reveal = "", {}, []
             self.panel = {"rows": [], "hint": _HINT}
             return
+        key, obj = found.key, found.obj
         self.selected_key = key
-        marks: dict[str, list[str]] = {}
-
-        def mark(target: Any, cls: str) -> None:
-            for k in self._drawn(target) or ([self.model.key_of(target)] if self._folded(target) else []):
-                marks.setdefault(k, [cls])
-
-        if isinstance(obj, list):  # a folded group
-            marks[key] = ["selected"]
-            self.marks = marks
-            self.panel = {"title": f"folded group of {len(obj)} nodes", "rows": [
-                {"label": "why", "text": f"the picture draws at most {self._max_nodes} nodes; pass max_nodes= to "
-                                         "draw more (view.value(var) reads any value)"}]}
+        self.marks = selection_marks(self._keys, self.model, obj, key, clients=self._clients) if (
+            self.model is not None) else {}
+        self.reveal = [k for k in (found.drawn or self._keys.drawn(obj, self.model, key)) if k in self.model.nodes][
+            :1] if self.model is not None else []
+        group = self._folds.group(key)
+        if found.kind == "group":
+            title = group.title if group is not None else f"folded group of {len(obj)} nodes"
+            actions = [{"text": f"expand {title}", "key": key, "kind": "expand"}] if (
+                group is not None and key not in self._folds.opened) else []
+            self.panel = {"title": title, "rows": [
+                {"label": "why", "text": f"the picture draws about {self._max_nodes} nodes; expand the group, or pass "
+                                         "max_nodes= to draw more (view.value(var) reads any value)"}],
+                "actions": actions + self._collapse_action(key)}
             return
-        mark(obj, "selected")
-        if isinstance(obj, Apply):
-            for inp in obj.inputs:
-                mark(inp, "input")
-            for out in obj.outputs:
-                mark(out, "client")
-        else:
-            if obj.owner is not None:
-                mark(obj.owner, "input")
-            for node in self._order:
-                if any(i is obj for i in node.inputs):
-                    mark(node, "client")
-        self.marks = marks
         self.panel = self._apply_panel(obj) if isinstance(obj, Apply) else self._variable_panel(obj)
+        self.panel["actions"] = self._collapse_action(key)
 
-    def _folded(self, obj: Any) -> bool:
+    def _clients(self, var: Variable) -> list[tuple[Any, int]]:
+        return [(node, i) for node in self._order for i, inp in enumerate(node.inputs) if inp is var]
+
+    def _collapse_action(self, key: str) -> list[dict[str, str]]:
+        found = self._keys.resolve(key, self.model, self._folds.tree.groups)
+        obj = found.obj if found is not None else None
+        node = obj if isinstance(obj, Apply) else obj.owner if isinstance(obj, Variable) else None
+        outer = self._folds.to_close(key, node)
+        return [{"text": f"fold back {outer.title}", "key": outer.key, "kind": "collapse"}] if outer else []
+
+    # -- folding ---------------------------------------------------------------------------------------
+    @property
+    def groups(self) -> list[dict[str, Any]]:
+        """The picture's groups, drawn or open: ``[{"key", "title", "count", "expanded"}]`` (see GraphView)."""
+        return self._folds.groups()
+
+    def expand(self, group: str) -> None:
+        """Draw the members of the folded group ``group`` (``g<n>``) in place, with their values."""
         try:
-            return self.model is not None and self.model.nodes[self.model.key_of(obj)].kind == "group"
-        except KeyError:
-            return False
+            shown = self._folds.expand(group)
+        except ValueError as err:
+            raise ValueError(f"ValuesView.{err}") from None
+        with self.answer():
+            self._draw()
+            self._select(self.selected_key)
+            keys = [i.key if not isinstance(i, Apply) else self._keys.key(i) for i in shown]
+            self.reveal = [k for k in keys if k in self.model.nodes]
+
+    def collapse(self, key: str) -> None:
+        """Fold back the group ``key`` came from (an open group's key, or a key of what it shows)."""
+        found = self._keys.resolve(key, self.model, self._folds.tree.groups) if isinstance(key, str) else None
+        obj = found.obj if found is not None else None
+        node = obj if isinstance(obj, Apply) else obj.owner if isinstance(obj, Variable) else None
+        try:
+            group = self._folds.collapse(key, node)
+        except ValueError as err:
+            raise ValueError(f"ValuesView.{err}") from None
+        with self.answer():
+            self._draw()
+            self._select(self.selected_key)
+            self.reveal = [group.key]
+
+    def _on_expand(self, content: dict[str, Any]) -> None:
+        self.expand(str(content.get("key")))
+
+    def _on_collapse(self, content: dict[str, Any]) -> None:
+        self.collapse(str(content.get("key")))
 
     def _variable_panel(self, var: Variable) -> dict[str, Any]:
         rows: list[dict[str, Any]] = [{"label": "kind", "text": _kind(var, self._outputs)},
                                       {"label": "type", "text": str(var.type)}]
         if var.owner is not None:
             rows.append({"label": "computed by", "items": [{"text": _op_text(var.owner),
-                                                            "key": self._full.key_of(var.owner)}]})
+                                                            "key": self._keys.key_of(var.owner)}]})
         rows.append({"label": "value", "text": full_text(self._values[var])})
         rows.append({"label": "gradient", "text": self._grad_text(var)})
         rows.append({"label": "NaN/inf", "text": self._nan_status(var)})
@@ -702,7 +773,7 @@ class ValuesView(ViewWidget):
     def _apply_panel(self, node: Apply) -> dict[str, Any]:
         def items(variables: list[Variable]) -> list[dict[str, Any]]:
             return [{"text": f"{describe(v, 30)} = {' '.join(value_lines(self._values[v]))}",
-                     "key": self._full.key_of(v)} for v in variables]
+                     "key": self._keys.key_of(v)} for v in variables]
 
         status = "none"
         if node in self._origins:
@@ -768,6 +839,7 @@ class ValuesView(ViewWidget):
         if len(self._variables) > MARKDOWN_MAX_ROWS:
             lines.append(f"\n… and {len(self._variables) - MARKDOWN_MAX_ROWS} more variables "
                          "(`view.value(var)` reads any of them).")
+        lines += ["", "Outline (the graph as text):", "", outline_markdown(self.outline, self.selected_key, self.marks)]
         return "\n".join(lines)
 
 
