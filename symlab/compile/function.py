@@ -174,6 +174,7 @@ class FunctionMaker:
         from symlab.rewriting import rewrite_fgraph
 
         self.trace = rewrite_fgraph(self.fgraph, include=self.mode.include, exclude=self.mode.exclude)
+        self.trace.mode = self.mode  # a view of the trace then says how to leave a rule out of this mode
         rewrite_done = perf_counter()
 
         # -- code generation ----------------------------------------------------------------------

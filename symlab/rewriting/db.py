@@ -46,7 +46,7 @@ from symlab.rewriting.basic import EquilibriumGraphRewriter, GraphRewriter, Node
 from symlab.rewriting.constant_folding import constant_folding
 from symlab.rewriting.context import RewriteContext
 from symlab.rewriting.merge import MergeOptimizer
-from symlab.rewriting.trace import RewriteTrace
+from symlab.rewriting.trace import RewriteRecipe, RewriteTrace
 
 #: The standard phases and their default positions.
 PHASES: dict[str, float] = {"canonicalize": 0, "stabilize": 1, "specialize": 2, "fusion": 3, "inplace": 4}
@@ -286,13 +286,17 @@ def rewrite_fgraph(
     """Rewrite ``fgraph`` in place with the selected rules, phase by phase; return the trace.
 
     ``record_attempts=True`` also keeps every rule tried on every node, matched or not
-    (``trace.attempts``: why a rule did not apply somewhere).
+    (``trace.attempts``: why a rule did not apply somewhere). Without it, the trace keeps how it was
+    asked for (``trace.recipe``), and ``trace.record_attempts()`` learns the attempts when they are wanted.
     """
+    include, exclude = query_words(include, "include"), query_words(exclude, "exclude")  # kept in the recipe
     phases = (db or default_db).query(include, exclude)
     with gc_paused():
         trace = RewriteTrace(fgraph) if record else None
-        if trace is not None and record_attempts:
-            trace.attempts = {}
+        if trace is not None:
+            trace.recipe = RewriteRecipe(include, exclude, db or default_db, max_use_ratio)
+            if record_attempts:
+                trace.attempts = {}
         with RewriteContext(fgraph, trace) as ctx:
             for phase in phases:
                 ctx.phase = phase.name

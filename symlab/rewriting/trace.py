@@ -174,6 +174,15 @@ class ReplayError(RuntimeError):
     """The recorded steps cannot be replayed (the trace is incomplete)."""
 
 
+class RewriteRecipe(NamedTuple):
+    """How a trace was made (:func:`~symlab.rewriting.db.rewrite_fgraph` writes it): enough to rewrite again."""
+
+    include: tuple[str, ...]
+    exclude: tuple[str, ...]
+    db: Any
+    max_use_ratio: float
+
+
 class RewriteTrace(Displayable):
     """The steps of a rewrite and the graph they started from.
 
@@ -203,12 +212,73 @@ class RewriteTrace(Displayable):
         #: Every rule tried on every node (``record_attempts=True`` when rewriting), else ``None``: the
         #: answer to "why was my rule not applied here?". Off by default: it costs a list entry per attempt.
         self.attempts: dict[Apply, list[Attempt]] | None = None
+        #: How the rewrite was asked for (``rewrite_fgraph`` sets it), what :meth:`record_attempts` replays.
+        self.recipe: RewriteRecipe | None = None
+        #: The compile mode whose rewrites made this trace (``symlab.function`` sets it), else ``None``.
+        self.mode: Any = None
 
     def attempts_on(self, node: Apply) -> list[Attempt] | None:
         """The rules tried on ``node`` (a node of the rewritten graph), or ``None`` if attempts were not recorded."""
         if self.attempts is None:
             return None
         return list(self.attempts.get(node, ()))
+
+    def record_attempts(self) -> dict[Apply, list[Attempt]]:
+        """Learn every rule tried on every node of a trace made without attempts; ``trace.attempts``.
+
+        Rewrites a fresh copy of the starting graph again, as the trace's :attr:`recipe` says, this time
+        recording attempts, checks that the rewrite took the same steps (the same rules, accepted or
+        refused alike, creating the same nodes) and files the attempts under this trace's own nodes.
+        Nothing of the rewritten graph changes. Raises :class:`ReplayError` when the trace has no recipe
+        (it was not made by ``rewrite_fgraph``) or the second rewrite went another way (a rule registered
+        or removed since, say).
+
+        >>> import symlab.tensor as T
+        >>> from symlab.rewriting import rewrite_graph
+        >>> a = T.dvector("a")
+        >>> _, trace = rewrite_graph(a + a ** 10)
+        >>> trace.attempts is None
+        True
+        >>> add = next(n for n in trace._start_nodes if "add" in str(n.op))
+        >>> ("add_zero", "no match") in {(t.rule, t.outcome) for t in trace.record_attempts()[add]}
+        True
+        """
+        if self.attempts is not None:
+            return self.attempts
+        recipe = self.recipe
+        if recipe is None:
+            raise ReplayError("this trace was not made by rewrite_fgraph (no recipe): rewrite again with "
+                              "record_attempts=True to learn which rules were tried")
+        from symlab.rewriting.db import rewrite_fgraph
+
+        fgraph, memo = self._build_start()
+        handler = getattr(self.fgraph, "destroy_handler", None)
+        if handler is not None:  # the same inputs protected as when the trace was made
+            from symlab.graph.destroyhandler import DestroyHandler
+
+            mutable = [k for k, v in enumerate(self._start_inputs) if v in handler.mutable_inputs]
+            fgraph.attach_feature(DestroyHandler(mutable))
+        again = rewrite_fgraph(fgraph, recipe.include, recipe.exclude, db=recipe.db,
+                               max_use_ratio=recipe.max_use_ratio, record_attempts=True)
+        assert again is not None and again.attempts is not None
+        live = {mine: original for original, mine in memo.items() if isinstance(original, Apply)}
+        if len(again.steps) != len(self.steps):
+            raise ReplayError(f"rewriting the starting graph again took {len(again.steps)} steps, not "
+                              f"{len(self.steps)}: the rules changed since this trace was made")
+        for first, second in zip(self.steps, again.steps):
+            created, created_again = first.created, second.created
+            if ((first.rule, first.accepted) != (second.rule, second.accepted)
+                    or [n.op for n in created] != [n.op for n in created_again]):
+                raise ReplayError(f"rewriting the starting graph again went another way at step {first.index} "
+                                  f"({second.rule} instead of {first.rule}): the rules changed since")
+            live.update(zip(created_again, created))
+        attempts: dict[Apply, list[Attempt]] = {}
+        for node, tried in again.attempts.items():
+            original = live.get(node)
+            if original is not None:
+                attempts.setdefault(original, []).extend(tried)
+        self.attempts = attempts
+        return attempts
 
     @property
     def start(self) -> FunctionGraph:
