@@ -29,6 +29,8 @@ def test_notebook_06_runs_and_its_views_answer_clicks(lab, browser):
     assert first.get_attribute("data-style") == "structure"
     assert first.locator("svg g.node.apply").count() == 1 and first.locator("svg g.node.op").count() == 1
     assert first.locator("g.node.sl-selected").count() == 1
+    first.scroll_into_view_if_needed()  # a cell out of view is not rendered (content-visibility): no innerText
+    nb.page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
     assert first.locator(".sl-details-title").inner_text() == "input x"
     assert first.locator("g.node.apply.sl-client").count() == 1  # the Apply that uses x is lit
     # click the blue box: the panel says what it is, its inputs are lit

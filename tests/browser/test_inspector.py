@@ -68,6 +68,8 @@ def test_notebook_08_runs_its_inspector_follows_the_kernel_and_a_slider_reevalua
     # the live inspector: after the notebook's changes, its graph is just y, output 0
     live = inspectors.nth(2)
     live.locator("svg g.node").first.wait_for()
+    live.scroll_into_view_if_needed()  # a cell out of view is not rendered (content-visibility): no innerText
+    nb.page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
     assert "version 7 -> 8: 1 change (drop the first)" in live.locator(".sl-changes").inner_text()
     # click the input y: its only client is ('output', 0)
     y_node = live.locator("g.node.input").filter(has=nb.page.get_by_text("y", exact=True)).first
