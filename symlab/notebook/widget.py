@@ -23,6 +23,8 @@ from typing import Any
 import anywidget
 import traitlets
 
+from symlab.notebook import lifetime
+
 __all__ = ["ViewWidget", "code_span", "picture", "static_file"]
 
 
@@ -83,14 +85,18 @@ class ViewWidget(anywidget.AnyWidget):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.on_msg(self._on_browser_message)
+        lifetime.hold(self)  # the running cell made it: running that cell again closes it (lifetime.py)
 
     def close(self) -> None:
         """Close the widget and the ``Layout`` widget ipywidgets made for it (its own ``close`` leaves that
-        one open, registered for good: about 7 KB a view, measured over 1,000 views)."""
+        one open, registered for good: about 7 KB a view, measured over 1,000 views), and drop it from
+        IPython's output history (``Out[n]``, ``_``), where a closed view would keep its pictures and graph."""
         layout = self._trait_values.get("layout")  # read without creating one
+        model_id = getattr(self, "_model_id", None)  # None: the constructor failed before opening a comm
         super().close()
         if layout is not None:
             layout.close()
+        lifetime.forget_output(self, model_id)
 
     # -- answering -------------------------------------------------------------------------------
     @contextmanager
@@ -104,13 +110,14 @@ class ViewWidget(anywidget.AnyWidget):
         if not isinstance(content, dict) or not isinstance(content.get("type"), str):
             return
         handler = getattr(self, f"_on_{content['type']}", None)
-        if handler is None:
-            return
         try:
-            handler(content)
+            if handler is not None:
+                handler(content)
         except Exception as err:  # the browser cannot see a Python traceback: say what went wrong
             with self.answer():
                 self.notice = f"{type(err).__name__}: {err}"
+        finally:  # every message heard gets an answer, drawn or not: the browser knows its kernel is alive
+            self.send({"type": "ack"})
 
     # -- pictures ------------------------------------------------------------------------------------
     def show_picture(self, slot: str, model: Any, notes: tuple[str, ...] = ()) -> str:
@@ -156,6 +163,7 @@ class ViewWidget(anywidget.AnyWidget):
         if bundle is None:
             return None
         data, metadata = bundle
+        lifetime.hold(self)  # the running cell shows it: it stays open while some cell's output does
         images = self.pictures_markdown()
         data["text/markdown"] = self.markdown().rstrip("\n") + ("\n\n" + images + "\n" if images else "\n")
         return data, metadata
