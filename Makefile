@@ -1,5 +1,5 @@
 # symlab developer commands.
-#   make lab    - create/update .venv and start JupyterLab on notebooks/
+#   make lab    - create/update .venv and start JupyterLab on notebooks/ (Notebook 7: the same server's /tree)
 #   make test   - create/update .venv, then lint, unit tests, doctests, notebook checks and browser tests
 #                 (make test BROWSER=0: everything but the browser tests, and the summary says so)
 #   make bench  - in .venv-bench (with the `bench` extra: PyTensor), run benchmarks/run.py $(BENCH_ARGS)
@@ -36,7 +36,7 @@ BROWSER ?= 1
 CHROMIUM ?= /usr/bin/chromium
 
 help:
-	@echo "make lab    - start JupyterLab on notebooks/ (creates .venv if needed)"
+	@echo "make lab    - start JupyterLab on notebooks/ (creates .venv if needed; Notebook 7 at /tree)"
 	@echo "make test   - ruff, pytest tests/, doctests of symlab, nbval on notebooks/, browser tests"
 	@echo "              (BROWSER=0: no browser tests, reported in the summary)"
 	@echo "make bench  - benchmarks against NumPy and PyTensor (BENCH_ARGS=--quick: a short smoke run)"
@@ -94,7 +94,24 @@ chromium:
 		exit 1; \
 	fi
 
-lab: $(STAMP) bytecode graphviz-dot
+# The project's Jupyter settings (jupyter/README.md: widget state saved with the notebook), installed where
+# JupyterLab and Notebook 7 of the venv read their defaults.
+LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings/overrides.d/symlab.json
+
+$(LAB_SETTINGS): jupyter/settings/overrides.d/symlab.json | $(STAMP)
+	@mkdir -p $(dir $@)
+	cp $< $@
+
+# The project's server configuration (jupyter/README.md: websockets without Nagle's delay), where the venv's
+# Jupyter server reads its configuration.
+SERVER_CONFIG := $(VENV)/etc/jupyter/jupyter_server_config.d/symlab.json
+
+$(SERVER_CONFIG): jupyter/jupyter_server_config.d/symlab.json | $(STAMP)
+	@mkdir -p $(dir $@)
+	cp $< $@
+
+# JupyterLab; the same server serves Notebook 7 at /tree (the `notebook` package of the dev extra).
+lab: $(STAMP) $(LAB_SETTINGS) $(SERVER_CONFIG) bytecode graphviz-dot
 	$(VENV)/bin/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) notebooks/
 
 lint: $(STAMP)
@@ -141,9 +158,10 @@ $(BENCH_STAMP): pyproject.toml | $(BENCH_PY)
 	$(BENCH_PY) -m pip install -q -e '.[dev,bench]'
 	@touch $(BENCH_STAMP)
 
-bench: $(BENCH_STAMP)
+# The views' browser benchmarks (bench_browser.py) need Graphviz and Chromium; without Chromium they say so and are skipped.
+bench: $(BENCH_STAMP) graphviz-dot
 	@$(BENCH_PY) -m compileall -q symlab
-	$(BENCH_PY) benchmarks/run.py $(BENCH_ARGS)
+	SYMLAB_CHROMIUM=$(CHROMIUM) $(BENCH_PY) benchmarks/run.py $(BENCH_ARGS)
 
 # The property-based differential run (tests/fuzz/run.py); tests/test_fuzz_differential.py, part of
 # `make unit`, runs a bounded one. FUZZ_ARGS passes more options, e.g. FUZZ_ARGS="--numba-graphs 500".

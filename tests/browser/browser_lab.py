@@ -27,6 +27,8 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+#: The Jupyter settings the project ships (``make lab`` installs them into the venv).
+SETTINGS = ROOT / "jupyter" / "settings"
 CHROMIUM = os.environ.get("SYMLAB_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_FLAGS = [
     "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -58,6 +60,10 @@ class Lab:
             (base / sub).mkdir(parents=True, exist_ok=True)
             env[name] = str(base / sub)
         env["JUPYTER_PLATFORM_DIRS"] = "1"
+        # the project's server configuration (jupyter/README.md: websockets without Nagle's delay)
+        server_config = base / "config" / "jupyter_server_config.d"
+        server_config.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / "jupyter" / "jupyter_server_config.d" / "symlab.json", server_config / "symlab.json")
         env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
         self.env = env
         settings = base / "settings" / "@jupyterlab" / "apputils-extension"
@@ -70,8 +76,11 @@ class Lab:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--allow-root", "--ip", "127.0.0.1",
              "--port", str(self.port), f"--ServerApp.token={self.token}", "--ServerApp.password=",
-             "--LabApp.expose_app_in_browser=True", f"--ServerApp.root_dir={self.root}",
+             "--LabApp.expose_app_in_browser=True", "--JupyterNotebookApp.expose_app_in_browser=True", f"--ServerApp.root_dir={self.root}",
              f"--LabApp.user_settings_dir={self.base / 'settings'}",
+             # the project's Jupyter defaults (jupyter/README.md: widget state saved with the notebook)
+             f"--LabApp.app_settings_dir={SETTINGS}", f"--JupyterNotebookApp.app_settings_dir={SETTINGS}",
+             f"--JupyterNotebookApp.user_settings_dir={self.base / 'settings'}",
              f"--LabApp.workspaces_dir={self.base / 'workspaces'}", "--LabApp.news_url=",
              "--ServerApp.disable_check_xsrf=True", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
             cwd=self.root, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
@@ -109,7 +118,7 @@ def write_notebook(path: Path, cells: list[str]) -> Path:
     nb = {
         "cells": [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
                    "source": source} for source in cells],
-        "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+        "metadata": {"kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"},
                      "language_info": {"name": "python"}},
         "nbformat": 4, "nbformat_minor": 5,
     }
@@ -203,6 +212,21 @@ class NotebookPage:
             }""",
             code,
         )
+
+    def kernel_value(self, expression: str) -> str:
+        """The ``text/plain`` of ``expression`` evaluated in the notebook's kernel (a silent request: no cell runs)."""
+        reply = self.page.evaluate(
+            """async (expression) => {
+                const k = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
+                const future = k.requestExecute({ code: '', silent: true, user_expressions: { value: expression } });
+                const reply = await future.done;
+                return reply.content.user_expressions.value;
+            }""",
+            expression,
+        )
+        if reply.get("status") != "ok":
+            raise RuntimeError(f"{expression!r} failed in the kernel: {reply.get('ename')}: {reply.get('evalue')}")
+        return reply["data"]["text/plain"]
 
     def outputs_text(self) -> str:
         return self.page.locator(".jp-OutputArea-output").all_inner_texts().__str__()
