@@ -23,6 +23,9 @@ gradients with respect to its five inputs) and on a 200-node graph (``tanh(h) * 
 gradients with respect to ``x`` and ``y``; the picture folded at the view's default size). Limits:
 100 ms on the neuron, 300 ms at 200 nodes.
 
+Text twin (issue 30): the outline (``symlab.printing.outline``) of the 1,000-node graph of
+``tests/real_size.py``. Limit: 100 ms.
+
 Walking a trace: a chain of 400 blocks of ``neg(neg(x * 1.0)) + 0.0`` is rewritten with fusion and
 inplace excluded (about 2,800 steps); a :class:`~symlab.rewriting.cursor.TraceCursor` then visits
 every step in order and back to the start. The walk must take at most 10 times the rewrite itself
@@ -152,6 +155,19 @@ def graph_view_rows(quick: bool) -> list[dict[str, Any]]:
     return rows
 
 
+def outline_rows(quick: bool) -> list[dict[str, Any]]:
+    """The text twin (``symlab.printing.outline``) of the 1,000-node graph of ``tests/real_size.py``."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+    import real_size
+
+    from symlab.printing.outline import outline
+
+    _, outputs = real_size.layered_graph(1000)
+    seconds, rows = _best(lambda: outline(outputs), 2 if quick else 5)
+    return [{"name": f"text twin: outline of a 1,000-node graph ({len(rows)} rows)", "seconds": seconds,
+             "ratio": seconds / 0.1, "limit": 1.0, "of": "the 100 ms target"}]
+
+
 def stepper_rows(quick: bool) -> list[dict[str, Any]]:
     from workloads import WORKLOADS
 
@@ -264,7 +280,7 @@ def inspector_rows(quick: bool) -> list[dict[str, Any]]:
 def measure(quick: bool = False) -> list[dict[str, Any]]:
     """Every row of the views' benchmarks; a row with ``limit`` has a ``status``, PASS or FAIL."""
     rows = graph_view_rows(quick) + inspector_rows(quick) + stepper_rows(quick) + values_view_rows(quick)
-    rows += trace_walk_rows(quick)
+    rows += outline_rows(quick) + trace_walk_rows(quick)
     for row in rows:
         if "limit" in row:
             row["status"] = "PASS" if row["ratio"] <= row["limit"] else "FAIL"

@@ -611,6 +611,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--no-quality", action="store_true", help="skip the rewrite quality comparison (rewrite_quality.py)"
     )
+    parser.add_argument(
+        "--no-browser", action="store_true", help="skip the views' benchmarks in Chromium (bench_browser.py)"
+    )
     parser.add_argument("--skip-pytensor-chain", action="store_true", help="no PyTensor on the chains (e)")
     parser.add_argument(
         "--pytensor-max-chain", type=int, help="longest chain (e) PyTensor compiles (default 10000; quick 2000)"
@@ -690,6 +693,18 @@ def main(argv: list[str] | None = None) -> int:
 
         quality_rows = rewrite_quality.measure(args.quick, pytensor="pytensor" in systems)
         print("\n" + rewrite_quality.report(quality_rows))
+    browser_rows: list[dict[str, Any]] = []
+    if not args.no_browser:
+        import bench_browser
+
+        try:
+            browser_rows = bench_browser.measure(args.quick)
+            print("\n" + bench_browser.report(browser_rows))
+        except bench_browser.BrowserUnavailable as err:
+            print(f"\nViews in the browser: skipped, {err}")
+        except Exception as err:  # the other sections' results are still saved
+            print(f"\nViews in the browser: FAILED to run: {type(err).__name__}: {err}")
+            browser_rows = [{"name": "browser benchmarks", "status": "FAIL", "error": f"{type(err).__name__}: {err}"}]
     args.results_dir.mkdir(parents=True, exist_ok=True)
     path = output_path(args.results_dir, meta)
     meta["args"]["results_dir"] = str(args.results_dir)
@@ -699,6 +714,7 @@ def main(argv: list[str] | None = None) -> int:
         "targets": target_rows,
         "views": view_rows,
         "rewrite_quality": quality_rows,
+        "browser": browser_rows,
         "issue_pytensor": ISSUE_PYTENSOR,
         "raw": raw,
     }
