@@ -22,7 +22,7 @@ def test_notebook_06_runs_and_its_views_answer_clicks(lab, browser):
     nb.run_all()
     views = widgets(nb)
     views.first.wait_for()
-    assert views.count() == 3
+    assert views.count() == 4  # x + y, the compiled v + 1, e = x + y * z, the MLP gradient
     # the first view: x + y in the structure style; the notebook selected x last
     first = views.nth(0)
     first.locator("svg g.node").first.wait_for()

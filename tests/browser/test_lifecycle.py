@@ -149,7 +149,7 @@ def test_a_view_works_in_notebook_7(lab, browser):
     nb.run_all()
     views = page.locator(".sl-graph-view")
     views.first.locator("svg g.node").first.wait_for()
-    assert views.count() == 3
+    assert views.count() == 4  # x + y, the compiled v + 1, e = x + y * z, the MLP gradient
     view = views.nth(1)  # the compiled function
     view.scroll_into_view_if_needed()
     key = view.locator("g.node.apply").first.get_attribute("data-key")
