@@ -11,13 +11,12 @@ kernel) with a model that never answers.
 
 from __future__ import annotations
 
-import struct
-import zlib
 from typing import Any
 
 import numpy as np
 import pytest
 from browser_lab import ROOT, drawn, open_notebook, wait_drawn, write_notebook
+from screenshots import decode_png
 
 #: The smallest height on screen of a node label (CSS px), and the share of a picture's visible part that is drawn.
 MIN_LABEL_PX = 9.0
@@ -38,49 +37,6 @@ TWO_FRAMES_JS = "() => new Promise((done) => requestAnimationFrame(() => request
 
 
 # -- reading a screenshot ----------------------------------------------------------------------------------------------
-def decode_png(data: bytes) -> np.ndarray:
-    """The RGB pixels (h, w, 3) of an 8-bit non-interlaced RGB or RGBA PNG, the kind Chromium's screenshots are."""
-    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
-    pos, idat, header = 8, [], None
-    while pos < len(data):
-        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
-        if kind == b"IHDR":
-            header = struct.unpack(">IIBBBBB", data[pos + 8:pos + 8 + length])
-        elif kind == b"IDAT":
-            idat.append(data[pos + 8:pos + 8 + length])
-        pos += 12 + length
-    width, height, depth, colour, _, _, interlace = header
-    assert depth == 8 and colour in (2, 6) and not interlace, header
-    bpp = 3 if colour == 2 else 4
-    raw = np.frombuffer(zlib.decompress(b"".join(idat)), dtype=np.uint8).reshape(height, 1 + width * bpp)
-    rows = np.zeros((height, width * bpp), dtype=np.int64)
-    above = np.zeros(width * bpp, dtype=np.int64)
-    for y in range(height):
-        kind, line = raw[y, 0], raw[y, 1:].astype(np.int64)
-        if kind == 0:
-            row = line
-        elif kind == 1:  # Sub: a running sum along each channel
-            row = np.cumsum(line.reshape(width, bpp), axis=0).reshape(-1) % 256
-        elif kind == 2:  # Up
-            row = (line + above) % 256
-        else:  # Average (3) or Paeth (4): each pixel needs the one decoded before it
-            row = np.zeros_like(line)
-            for x in range(0, width * bpp, bpp):
-                a = row[x - bpp:x] if x else np.zeros(bpp, dtype=np.int64)
-                b = above[x:x + bpp]
-                if kind == 3:
-                    row[x:x + bpp] = (line[x:x + bpp] + (a + b) // 2) % 256
-                else:
-                    c = above[x - bpp:x] if x else np.zeros(bpp, dtype=np.int64)
-                    p = a + b - c
-                    pa, pb, pc = np.abs(p - a), np.abs(p - b), np.abs(p - c)
-                    pred = np.where((pa <= pb) & (pa <= pc), a, np.where(pb <= pc, b, c))
-                    row[x:x + bpp] = (line[x:x + bpp] + pred) % 256
-        rows[y] = row
-        above = row
-    return rows.reshape(height, width, bpp)[:, :, :3].astype(np.uint8)
-
-
 def ink(pixels: np.ndarray) -> float:
     """The share of pixels clearly not white (the drawing's background)."""
     return float((pixels.astype(np.int64).min(axis=2) < 230).mean())

@@ -15,16 +15,15 @@ from __future__ import annotations
 
 import os
 import re
-import struct
 import sys
 import tempfile
-import zlib
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 from browser_lab import ROOT, drawn, open_notebook, wait_drawn, write_notebook
+from screenshots import decode_png
 
 #: Share of the visible part of a pane that must be drawn (not the background), and the smallest legible label.
 MIN_INK = 0.03
@@ -168,52 +167,6 @@ TWO_FRAMES_JS = "() => new Promise((done) => requestAnimationFrame(() => request
 
 
 # -- reading a screenshot ----------------------------------------------------------------------------------------------
-def decode_png(data: bytes) -> np.ndarray:
-    """The pixels of an 8-bit, non-interlaced RGB or RGBA PNG (what Chromium's screenshots are): (h, w, channels)."""
-    if data[:8] != b"\x89PNG\r\n\x1a\n":
-        raise ValueError("not a PNG")
-    pos, chunks, header = 8, [], None
-    while pos < len(data):
-        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
-        body = data[pos + 8:pos + 8 + length]
-        if kind == b"IHDR":
-            header = struct.unpack(">IIBBBBB", body)
-        elif kind == b"IDAT":
-            chunks.append(body)
-        pos += 12 + length
-    width, height, depth, color, _, _, interlace = header
-    if depth != 8 or color not in (2, 6) or interlace:
-        raise ValueError(f"unsupported PNG: depth {depth}, colour type {color}, interlace {interlace}")
-    bpp = 3 if color == 2 else 4
-    raw = np.frombuffer(zlib.decompress(b"".join(chunks)), dtype=np.uint8).reshape(height, 1 + width * bpp)
-    out = np.zeros((height, width * bpp), dtype=np.uint8)
-    previous = np.zeros(width * bpp, dtype=np.int32)
-    for y in range(height):
-        kind, line = raw[y, 0], raw[y, 1:].astype(np.int32)
-        if kind == 0:
-            row = line
-        elif kind == 1:  # Sub: a running sum along each channel
-            row = np.cumsum(line.reshape(width, bpp), axis=0).reshape(-1) % 256
-        elif kind == 2:
-            row = (line + previous) % 256
-        else:  # Average or Paeth: pixel by pixel
-            row = np.zeros_like(line)
-            for x in range(width * bpp):
-                a = row[x - bpp] if x >= bpp else 0
-                b = previous[x]
-                if kind == 3:
-                    row[x] = (line[x] + (a + b) // 2) % 256
-                else:
-                    c = previous[x - bpp] if x >= bpp else 0
-                    p = a + b - c
-                    pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-                    pred = a if pa <= pb and pa <= pc else (b if pb <= pc else c)
-                    row[x] = (line[x] + pred) % 256
-        out[y] = row
-        previous = row
-    return out.reshape(height, width, bpp)[:, :, :3]
-
-
 def ink(pixels: np.ndarray) -> float:
     """The share of pixels that differ clearly from the background (the commonest colour)."""
     flat = pixels.reshape(-1, 3).astype(np.int32)
