@@ -19,9 +19,9 @@ from symlab import scalar as _scalar
 from symlab.scalar.basic import SCALAR_OPS
 from symlab.tensor.elemwise import ELEMWISE_GRADS, Elemwise
 
-# One Elemwise op per scalar op, under the scalar op's name.
+# One Elemwise op per scalar op, under the scalar op's name; each is bound to its name below, written out
+# (tests/test_tensor_math_names.py checks that every scalar op has its name here).
 _elemwise: dict[str, Elemwise] = {name: Elemwise(_scalar.scalar_op(name)) for name, *_ in SCALAR_OPS}
-globals().update(_elemwise)
 
 add: Elemwise = _elemwise["add"]
 sub: Elemwise = _elemwise["sub"]
@@ -54,6 +54,13 @@ sign, floor, ceil = _elemwise["sign"], _elemwise["floor"], _elemwise["ceil"]
 sin, cos, tanh, cosh, sinh = _elemwise["sin"], _elemwise["cos"], _elemwise["tanh"], _elemwise["cosh"], _elemwise["sinh"]
 log1p, expm1, sqr, reciprocal = _elemwise["log1p"], _elemwise["expm1"], _elemwise["sqr"], _elemwise["reciprocal"]
 erf, erfc, gammaln, psi = _elemwise["erf"], _elemwise["erfc"], _elemwise["gammaln"], _elemwise["psi"]
+mod: Elemwise = _elemwise["mod"]
+isnan, isinf = _elemwise["isnan"], _elemwise["isinf"]
+exp2, log2, log10 = _elemwise["exp2"], _elemwise["log2"], _elemwise["log10"]
+softplus: Elemwise = _elemwise["softplus"]
+tan, arcsin, arccos = _elemwise["tan"], _elemwise["arcsin"], _elemwise["arccos"]
+arctan, arctan2 = _elemwise["arctan"], _elemwise["arctan2"]
+gamma: Elemwise = _elemwise["gamma"]
 
 
 # ---------------------------------------------------------------------------------------
