@@ -163,16 +163,16 @@ bench: $(BENCH_STAMP) graphviz-dot
 	@$(BENCH_PY) -m compileall -q symlab
 	SYMLAB_CHROMIUM=$(CHROMIUM) $(BENCH_PY) benchmarks/run.py $(BENCH_ARGS)
 
-# The property-based differential run (tests/fuzz/run.py); tests/test_fuzz_differential.py, part of
+# The property-based differential run (tests/fuzz/run.py); tests/whole/test_fuzz_differential.py, part of
 # `make unit`, runs a bounded one. FUZZ_ARGS passes more options, e.g. FUZZ_ARGS="--numba-graphs 500".
 FUZZ_GRAPHS ?= 500
 FUZZ_SEED ?=
 FUZZ_ARGS ?=
 
-# The memory and thread checks of tests/test_memory_and_threads.py at 5x the sizes of `make unit`
+# The memory and thread checks of tests/whole/test_memory_and_threads.py at 5x the sizes of `make unit`
 # (10,000 graphs, functions and traces, 1,000 views made and dropped), with their figures printed.
 soak: $(STAMP)
-	SYMLAB_SOAK_SCALE=5 $(PYTEST) -s tests/test_memory_and_threads.py
+	SYMLAB_SOAK_SCALE=5 $(PYTEST) -s tests/whole/test_memory_and_threads.py
 
 fuzz: $(STAMP)
 	$(PY) tests/fuzz/run.py --graphs $(FUZZ_GRAPHS) $(if $(FUZZ_SEED),--seed $(FUZZ_SEED)) $(FUZZ_ARGS)

@@ -20,7 +20,7 @@ from symlab.scalar.basic import SCALAR_OPS
 from symlab.tensor.elemwise import ELEMWISE_GRADS, Elemwise
 
 # One Elemwise op per scalar op, under the scalar op's name; each is bound to its name below, written out
-# (tests/test_tensor_math_names.py checks that every scalar op has its name here).
+# (tests/tensor/test_tensor_math_names.py checks that every scalar op has its name here).
 _elemwise: dict[str, Elemwise] = {name: Elemwise(_scalar.scalar_op(name)) for name, *_ in SCALAR_OPS}
 
 add: Elemwise = _elemwise["add"]

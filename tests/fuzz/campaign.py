@@ -2,7 +2,7 @@
 
 A :class:`Plan` says how much to try; :func:`run_modes`, :func:`run_gradients`, :func:`run_edits` and
 :func:`run_round_trips` try it, each adding to one :class:`Figures`; ``run.py`` (``make fuzz``) and
-``tests/test_fuzz_differential.py`` call them. Everything derives from ``plan.seed``: batch ``i`` of a
+``tests/whole/test_fuzz_differential.py`` call them. Everything derives from ``plan.seed``: batch ``i`` of a
 check is ``generate_batch(seed, i)``, so the origin printed with a failure (seed, batch, expression)
 reproduces it alone.
 

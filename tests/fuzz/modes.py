@@ -121,7 +121,7 @@ def lowest_precision(var: Any) -> str | None:
 
 
 #: Exceptions of a known bug: (name, the mode that raises it or "*", exception class name, text in the message).
-#: Each names the test of ``tests/test_fuzz_differential.py`` that reproduces it. None today: the last two
+#: Each names the test of ``tests/whole/test_fuzz_differential.py`` that reproduces it. None today: the last two
 #: (DebugMode's infer_shape of a Reshape to another variable's shape, the stabilized logsumexp of an empty
 #: input) are fixed, and their tests pass.
 KNOWN_ERRORS: list[tuple[str, str, str, str]] = []
@@ -182,7 +182,7 @@ def held_machine_code() -> Iterator[threading.Event]:
     """Numba's compile waits for the event it yields: a tiered function's first call is the NumPy tier's.
 
     The worker thread compiles through ``symlab.compile.numba.linker.load_compiled`` (as
-    ``tests/test_compile_background.py`` holds it); the hold is released on leaving, whatever happens.
+    ``tests/compile/test_compile_background.py`` holds it); the hold is released on leaving, whatever happens.
     """
     from symlab.compile.numba import linker
 

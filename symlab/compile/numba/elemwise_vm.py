@@ -78,7 +78,7 @@ library's; a blocked stage for binary loops in
 speed, as the machine does.
 
 Where the tiers differ (measured, and tested with these numbers, by
-``tests/test_compile_tier_bits.py`` on random and special inputs). Ulps are
+``tests/compile/test_compile_tier_bits.py`` on random and special inputs). Ulps are
 of ``max(|y|, 1)``, ``|got - want| / (eps * max(|want|, 1))``: of the
 result, or of 1 for results below 1 (``gammaln`` and ``psi`` have zeros,
 ``erfc`` a tiny tail, where a relative error means nothing); both results

@@ -106,7 +106,7 @@ def test_returned_arrays_are_the_callers_own(mode):
 # rules documented as assuming finite inputs (symlab/rewriting/rules/__init__.py: the seed's ``x*y/y -> x``,
 # ``x - x -> 0``, the cancellation of terms of the algebra canonicalizer) give the mathematically expected
 # value where the unoptimized graph gives NaN (``inf - inf``, ``0/0``): the cases below contain none of
-# their patterns; those rules are checked on finite inputs (the corpus above, tests/test_rewriting_*.py).
+# their patterns; those rules are checked on finite inputs (the corpus above, tests/rewriting/).
 
 UNOPTIMIZED = Mode("numpy", ())
 

@@ -96,7 +96,7 @@ def test_workload_gives_the_same_bits_in_both_tiers(name):
 
 # Compiling costs about 0.1 s an op and dtype, so the cases that add least are ``slow`` (they run with the rest
 # of the suite; ``-m "not slow"`` leaves them out): the generated kernels' unary functions that call NumPy's
-# loops (``tests/test_numba_blocked.py`` checks their bits on every layout), the integer ops whose code is not
+# loops (``tests/compile/numba/test_numba_blocked.py`` checks their bits on every layout), the integer ops whose code is not
 # integer-specific, and the integer dtypes other than int64.
 FLOATS = ("float64", "float32")
 INTEGERS = ("int64", "int16", "uint8", "uint64", "bool")

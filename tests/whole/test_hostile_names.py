@@ -62,7 +62,7 @@ def checks(request):
     pairs = sum(len(names) for names in found.values())
     if reporter is not None and capture is not None:
         with capture.global_and_fixture_disabled():
-            reporter.write_line(f"\ntests/test_hostile_names.py: {len(HOSTILE)} hostile strings, {len(found)} "
+            reporter.write_line(f"\ntests/whole/test_hostile_names.py: {len(HOSTILE)} hostile strings, {len(found)} "
                                 f"outputs, {pairs} (string, output) checks")
 
 
@@ -527,7 +527,7 @@ def test_an_executed_notebook_exported_to_html_runs_no_user_data(g, checks, tmp_
     from nbclient import NotebookClient
     from nbconvert import HTMLExporter
 
-    cells = notebook_cells(str(Path(__file__).resolve().parent))
+    cells = notebook_cells(str(Path(__file__).resolve().parents[1]))
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in cells])
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     assert os.environ["SYMLAB_BACKGROUND_COMPILE"] == "0"  # the kernel inherits it (conftest.py): no thread

@@ -241,7 +241,7 @@ def test_a_built_wheel_contains_the_script_and_styles(tmp_path):
     import zipfile
     from pathlib import Path
 
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     done = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path), str(root)],
         capture_output=True, text=True, timeout=300,

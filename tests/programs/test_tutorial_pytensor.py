@@ -782,7 +782,7 @@ def test_symbolic_graphs_variables_apply_nodes_and_ops():
 
 # -- the tool that runs the examples themselves -------------------------------------------------------
 
-TOOLS = Path(__file__).resolve().parent.parent / "tools"
+TOOLS = Path(__file__).resolve().parents[2] / "tools"
 
 
 @pytest.fixture(scope="module")

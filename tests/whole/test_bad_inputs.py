@@ -141,7 +141,7 @@ def world(request):
     capture = request.config.pluginmanager.get_plugin("capturemanager")
     if reporter is not None and capture is not None:
         with capture.global_and_fixture_disabled():
-            reporter.write_line(f"\ntests/test_bad_inputs.py: {w.tried} bad inputs tried")
+            reporter.write_line(f"\ntests/whole/test_bad_inputs.py: {w.tried} bad inputs tried")
 
 
 # -- the tables -------------------------------------------------------------------------------------------------

@@ -710,7 +710,7 @@ def test_dot_of_a_3d_tensor_and_a_matrix_is_numpy_dot():
 
 # -- tools/classic_models.py: the tutorials' own programs, with only the renaming ------------------------------
 
-TOOL = Path(__file__).resolve().parent.parent / "tools" / "classic_models.py"
+TOOL = Path(__file__).resolve().parents[2] / "tools" / "classic_models.py"
 
 
 def load_tool():

@@ -106,7 +106,7 @@ def test_a_process_that_ends_while_it_compiles_exits_and_leaves_no_entry_that_lo
     cache = str(tmp_path)
     first = run(GRAPH + "print(f.tier, float(f(np.linspace(0, 1, 5))[1]))\n", cache)  # exits while compiling
     assert first.stdout.split()[:1] == ["numpy"] and first.stderr == ""  # the compile abandoned without a trace
-    # (tests/test_compile_exit_and_sharing.py shows that the exit does not wait for the compile)
+    # (tests/compile/test_compile_exit_and_sharing.py shows that the exit does not wait for the compile)
     second = run(GRAPH + "f.wait(120); print(f.tier, float(f(np.linspace(0, 1, 5))[1]))\n", cache)
     assert second.stdout.split() == ["machine", "code", first.stdout.split()[1]]
 

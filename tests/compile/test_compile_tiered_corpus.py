@@ -1,6 +1,6 @@
 """The whole compile corpus with the tiered default: the NumPy tier, then the machine code, the same bits.
 
-``tests/test_compile_corpus.py`` checks every op family in every mode with the tier chosen (the suite turns
+``tests/compile/test_compile_corpus.py`` checks every op family in every mode with the tier chosen (the suite turns
 the tiered default off). Here the default is on, as a user has it, and each case is called twice on each
 tier: first while the worker thread is held before compiling (the NumPy tier serves), then after the machine
 code is ready. The two tiers must give the same bits, NaN where NaN, and the values of the reference.

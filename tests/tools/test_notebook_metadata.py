@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TOOL = ROOT / "tools" / "notebook_metadata.py"
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 

@@ -15,7 +15,7 @@ from symlab.printing.folding import toposort
 from symlab.printing.model import build_model
 from symlab.printing.outline import outline, outline_markdown, outline_pairs, outline_text
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import real_size  # noqa: E402
 
 
