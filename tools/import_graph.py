@@ -3,7 +3,8 @@
 Every ``import`` statement of every module counts, those inside functions too (a lazy import is still a
 dependency a reader must know of); so does, in a module that imports by name (``importlib.import_module``,
 ``find_spec``, ``sys.modules``), a string that names a module of the package: the same dependency, only
-harder to see. A module's layer is its top-level package (``graph``, ``tensor``, ...);
+harder to see. Imports under ``if TYPE_CHECKING:`` do not count: they never run, and only name the types
+of annotations (a lower module may name a higher one's class in a type hint). A module's layer is its top-level package (``graph``, ``tensor``, ...);
 the layers, lowest first, are :data:`LAYERS`. A module may import its own layer and the layers below it,
 never one above; and no module may reach itself again by following imports (a circle), within a layer
 or across layers. The display registry (``symlab.graph.display``) is the one way up: an upper layer
@@ -146,6 +147,15 @@ def _targets(statement: ast.stmt, here: str, modules: dict[str, Path]) -> list[s
     return []
 
 
+def _is_type_checking_block(node: ast.AST) -> bool:
+    """``if TYPE_CHECKING:``: imports a type checker reads for annotations, which never run."""
+    if not isinstance(node, ast.If):
+        return False
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
 def _read_module(graph: ImportGraph, module: str, path: Path, package: str) -> None:
     """Add the imports of ``module`` (its source at ``path``) to ``graph``."""
     modules = graph.modules
@@ -157,6 +167,9 @@ def _read_module(graph: ImportGraph, module: str, path: Path, package: str) -> N
     while pending:
         node, inside_function = pending.pop()
         for child in ast.iter_child_nodes(node):
+            if _is_type_checking_block(child):
+                pending.extend((c, inside_function) for c in child.orelse)  # annotations only: never run
+                continue
             nested = inside_function or isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
             for target in _targets(child, here, modules) if isinstance(child, ast.stmt) else ():
                 if target == package or target.startswith(package + "."):

@@ -15,19 +15,51 @@ every reference (this is the long example of the Theano documentation):
 (True, 0)
 >>> product
 Elemwise{mul,no_inplace}.0
+
+This module is the bottom of the graph package: it imports none of the
+modules built on it. The two things a Variable needs from them are
+registered here when they are imported (the package ``symlab.graph``
+imports both, so they are always there): the class of every Type
+(:func:`register_type_class`, by :mod:`symlab.graph.type`) and the
+evaluator behind :meth:`Variable.eval` (:func:`register_evaluator`, by
+:mod:`symlab.graph.evaluate`). ``x.dprint()`` prints through the display
+registry (:func:`symlab.graph.display.print_text`).
 """
 
 from __future__ import annotations
 
 import builtins
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from symlab.graph.display import Displayable
+from symlab.graph.display import Displayable, print_text
+from symlab.graph.holders import graphs_holding
 
-if TYPE_CHECKING:  # pragma: no cover
+if TYPE_CHECKING:  # annotations only (tools/import_graph.py): these modules are built on this one
     from symlab.graph.op import Op
     from symlab.graph.type import Type
+
+#: The class every Variable's ``type`` must be an instance of (:class:`symlab.graph.type.Type`).
+_type_class: builtins.type | None = None
+#: ``evaluate(outputs, inputs_to_values) -> values``: :func:`symlab.graph.evaluate.evaluate`.
+Evaluator = Callable[[Sequence["Variable"], Mapping[Any, Any]], list[Any]]
+_evaluator: Evaluator | None = None
+
+
+def register_type_class(cls: builtins.type) -> None:
+    """Make ``cls`` the class of the types Variables accept (:mod:`symlab.graph.type` registers ``Type``)."""
+    global _type_class
+    if not isinstance(cls, builtins.type):
+        raise TypeError(f"register_type_class expects a class, received {_pytype(cls)}")
+    _type_class = cls
+
+
+def register_evaluator(evaluator: Evaluator) -> None:
+    """Make ``Variable.eval`` call ``evaluator`` (:mod:`symlab.graph.evaluate` registers ``evaluate``)."""
+    global _evaluator
+    if not callable(evaluator):
+        raise TypeError(f"register_evaluator expects a callable, received {_pytype(evaluator)}")
+    _evaluator = evaluator
 
 
 class GraphConstructionError(TypeError):
@@ -95,9 +127,7 @@ class Variable(Displayable):
         index: int | None = None,
         name: str | None = None,
     ) -> None:
-        from symlab.graph.type import Type as _Type
-
-        if not isinstance(type, _Type):
+        if _type_class is None or not isinstance(type, _type_class):
             raise TypeError(
                 f"Variable(type=...) expects a symlab Type instance, received "
                 f"{type!r} of Python type {_pytype(type)}"
@@ -182,12 +212,16 @@ class Variable(Displayable):
         >>> float((x * 2 + 1).eval({x: 3.0}))
         7.0
         """
-        from symlab.graph.evaluate import evaluate
-
-        return evaluate([self], inputs_to_values or {})[0]
+        if _evaluator is None:
+            raise RuntimeError("Variable.eval: no evaluator is registered: import symlab.graph.evaluate "
+                               "(importing any module of symlab.graph does)")
+        return _evaluator([self], inputs_to_values or {})[0]
 
     def dprint(self, **kwargs: Any) -> Any:
         """Print the graph that computes this variable (see :func:`symlab.printing.debugprint`).
+
+        It prints with the text printer :mod:`symlab.printing` registers
+        (:func:`symlab.graph.display.print_text`).
 
         >>> import symlab.tensor as st
         >>> x = st.dscalar("x")
@@ -196,9 +230,7 @@ class Variable(Displayable):
          |x [id B]
          |x [id B]
         """
-        from symlab.printing import debugprint
-
-        return debugprint(self, **kwargs)
+        return print_text(self, **kwargs)
 
 
 
@@ -381,9 +413,7 @@ class Apply(Displayable):
 
     def dprint(self, **kwargs: Any) -> Any:
         """Print this node's outputs and their graph (see :func:`symlab.printing.debugprint`)."""
-        from symlab.printing import debugprint
-
-        return debugprint(self, **kwargs)
+        return print_text(self, **kwargs)
 
     def __str__(self) -> str:
         return f"{self.op}({', '.join(str(i) for i in self.inputs)})"
@@ -394,8 +424,6 @@ class Apply(Displayable):
 
 def _only_graph(obj: Variable | Apply, what: str) -> Any:
     """The FunctionGraph holding ``obj``, ``None`` if none does; AttributeError if several do."""
-    from symlab.graph.fg import graphs_holding
-
     graphs = graphs_holding(obj)
     if len(graphs) > 1:
         raise AttributeError(
@@ -406,13 +434,23 @@ def _only_graph(obj: Variable | Apply, what: str) -> Any:
 
 
 def _refuse_cycle(op: Any, inputs: list[Variable], outputs: list[Variable]) -> None:
-    """Raise :class:`CycleError` if an output is among the ancestors of the inputs."""
+    """Raise :class:`CycleError` if an output is among the ancestors of the inputs.
+
+    The walk is :func:`symlab.graph.traversal.ancestors`'s (depth first, in input order), stopping at the
+    first output found.
+    """
     candidates = {id(o): o for o in outputs if o._consumed or any(o is i for i in inputs)}
     if not candidates:
         return
-    from symlab.graph.traversal import ancestors
-
-    for var in ancestors(inputs):
+    seen: set[int] = set()
+    stack = list(reversed(inputs))
+    while stack:
+        var = stack.pop()
+        if id(var) in seen:
+            continue
+        seen.add(id(var))
+        if var.owner is not None:
+            stack.extend(reversed(var.owner.inputs))
         if id(var) in candidates:
             raise CycleError(
                 f"Apply({op}): output {var} is also an input or an ancestor of the inputs; "

@@ -43,8 +43,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:  # pragma: no cover
-    from symlab.graph.basic import Apply, Variable
+from symlab.graph.basic import Apply, Variable
+
+if TYPE_CHECKING:  # annotations only (tools/import_graph.py): the graph's module is built on this one
     from symlab.graph.fg import FunctionGraph
 
 
@@ -171,6 +172,10 @@ def net_nodes(events: tuple[GraphEvent, ...] | list[GraphEvent]) -> tuple[list[A
     return removed, created
 
 
+class InconsistencyError(Exception):
+    """A feature found the graph invalid (raised by ``validate``)."""
+
+
 class Feature:
     """The callbacks a FunctionGraph calls on its attached features; every one is optional.
 
@@ -180,12 +185,15 @@ class Feature:
     calls only the methods a feature overrides.
 
     ``on_attach(fgraph)`` may refuse by raising; ``validate(fgraph)`` raises
-    :class:`~symlab.graph.fg.InconsistencyError` when the graph is invalid
+    :class:`InconsistencyError` when the graph is invalid
     (``replace_validate`` then rolls the change back); ``orderings(fgraph)``
     returns ``{node: [nodes that must run before it]}``. The edit callbacks
     are called for every edit, including the edits that roll a refused
     change back (``reason == "revert"``); ``on_change_end`` is called once
     per committed change, after the graph is consistent again.
+
+    Every callback's ``fgraph`` is the :class:`~symlab.graph.fg.FunctionGraph`
+    the feature is attached to.
     """
 
     def on_attach(self, fgraph: FunctionGraph) -> None:

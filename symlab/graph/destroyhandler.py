@@ -31,7 +31,7 @@ The handler accepts a destroyer only when
 >>> fg.replace_validate(exp_node.outputs[0], inplace.outputs[0])
 Traceback (most recent call last):
 ...
-symlab.graph.fg.InconsistencyError: Elemwise{exp,inplace}(x) would overwrite x, a protected graph input (not mutable)
+symlab.graph.changes.InconsistencyError: Elemwise{exp,inplace}(x) would overwrite x, a protected graph input (not mutable)
 
 The graph is left as it was. The ``exp`` result is an intermediate, so the
 multiplication may overwrite it:
@@ -47,13 +47,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from symlab.graph.basic import Apply, Constant, CycleError, Variable
-from symlab.graph.changes import Feature
+from symlab.graph.changes import Feature, InconsistencyError
 from symlab.graph.features import AlreadyThere
-from symlab.graph.fg import FunctionGraph, InconsistencyError
 from symlab.graph.traversal import io_toposort
+
+if TYPE_CHECKING:  # annotations only (tools/import_graph.py): the graph's module is built on this one
+    from symlab.graph.fg import FunctionGraph
 
 
 def destroyed_inputs(node: Apply) -> list[int]:
@@ -117,7 +119,7 @@ class DestroyHandler(Feature):
 
     def __init__(self, mutable_inputs: Iterable[Variable | int] = ()) -> None:
         self._mutable_spec = list(mutable_inputs)
-        self.fgraph: FunctionGraph | None = None
+        self.fgraph: FunctionGraph = None  # the FunctionGraph it is attached to
         self.mutable_inputs: set[Variable] = set()
         self._destroyers: dict[Apply, None] = {}
         self._viewers: dict[Apply, None] = {}

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from symlab.graph.basic import Constant, MissingInputError, Variable
+from symlab.graph.basic import Constant, MissingInputError, Variable, register_evaluator
 from symlab.graph.traversal import graph_inputs, io_toposort
 
 __all__ = ["MissingInputError", "evaluate"]
@@ -52,6 +52,10 @@ def evaluate(outputs: Sequence[Variable], inputs_to_values: Mapping[Any, Any]) -
         for out, cell in zip(node.outputs, storage):
             values[out] = cell[0]
     return [_value_of(out, values) for out in outputs]
+
+
+# ``x.eval(...)`` is ``evaluate([x], ...)[0]``.
+register_evaluator(evaluate)
 
 
 def _value_of(var: Variable, values: dict[Variable, Any]) -> Any:

@@ -5,7 +5,8 @@ The protocol is declared once, by :class:`~symlab.graph.changes.Feature`
 ``on_prune``, ``on_change_end``, ``validate``, ``orderings``). Nothing is
 patched onto the graph: what a feature offers is a method of the graph that
 asks for it (``fgraph.checkpoint()`` needs a :class:`History`,
-``fgraph.destroyers(var)`` a destroy handler).
+``fgraph.destroyers(var)`` a destroy handler). The graph's module is built
+on this one (it finds these features by their class).
 
 Replacing with validation is built into the graph: ``replace_validate``
 and ``replace_all_validate`` make one change, ask every feature's
@@ -36,8 +37,12 @@ Elemwise{mul,no_inplace}
 
 from __future__ import annotations
 
-from symlab.graph.changes import Feature, GraphChange, InputChanged
-from symlab.graph.fg import FunctionGraph, InconsistencyError
+from typing import TYPE_CHECKING
+
+from symlab.graph.changes import Feature, GraphChange, InconsistencyError, InputChanged
+
+if TYPE_CHECKING:  # annotations only (tools/import_graph.py): the graph's module is built on this one
+    from symlab.graph.fg import FunctionGraph
 
 __all__ = ["AlreadyThere", "Feature", "History", "ReplaceValidate", "Validator"]
 
@@ -53,7 +58,7 @@ class History(Feature):
     """
 
     def __init__(self) -> None:
-        self._fgraph: FunctionGraph | None = None
+        self._fgraph: FunctionGraph = None  # the FunctionGraph it is attached to
         self._log: list[InputChanged] = []
         self._reverting = False
 

@@ -37,21 +37,24 @@ is in the graph, whatever else changes (views follow nodes by their keys):
 
 >>> fg.key(fg.inputs[0]), fg.key(out.owner), fg.by_key("v0") is fg.inputs[0]
 ('v0', 'a6', True)
+
+The class is written in three modules, one job each: this one holds the
+graph (contents, keys, importing, edits, pruning, checks);
+:mod:`symlab.graph.change_journal` makes edits into changes that commit or
+roll back (:class:`~symlab.graph.change_journal.ChangeJournal`);
+:mod:`symlab.graph.feature_host` attaches features and calls them
+(:class:`~symlab.graph.feature_host.FeatureHost`).
 """
 
 from __future__ import annotations
 
-import gc
-import weakref
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from symlab.graph.basic import Apply, Constant, CycleError, MissingInputError, Variable
+from symlab.graph.change_journal import ChangeJournal
 from symlab.graph.changes import (
-    CALLBACKS,
-    Feature,
-    GraphChange,
+    InconsistencyError,
     InputChanged,
     NodeImported,
     NodePruned,
@@ -60,30 +63,17 @@ from symlab.graph.changes import (
     VariableImported,
     VariablePruned,
 )
-from symlab.graph.display import Displayable
+from symlab.graph.display import Displayable, open_view, print_text
+from symlab.graph.feature_host import FeatureHost
+from symlab.graph.holders import add_live_graph, live_graphs
 from symlab.graph.traversal import clone_get_equiv, io_toposort
+
+__all__ = ["FunctionGraph", "InconsistencyError"]
 
 Client = tuple[Any, int]  # (Apply, input index) or ("output", output index)
 
 
-class InconsistencyError(Exception):
-    """A feature found the graph invalid (raised by ``validate``)."""
-
-
-#: Every FunctionGraph alive, to answer ``var.clients`` without a pointer on the variable.
-_LIVE_GRAPHS: weakref.WeakSet[FunctionGraph] = weakref.WeakSet()
-
-
-def graphs_holding(obj: Any) -> list[FunctionGraph]:
-    """The live FunctionGraphs that hold ``obj`` (a Variable or an Apply node)."""
-    found = [g for g in list(_LIVE_GRAPHS) if obj in g]
-    if len(found) > 1:  # a graph nothing refers to may wait for the cycle collector: ask it first
-        gc.collect()
-        found = [g for g in list(_LIVE_GRAPHS) if obj in g]
-    return found
-
-
-class FunctionGraph(Displayable):
+class FunctionGraph(FeatureHost, ChangeJournal, Displayable):
     """The graph from ``inputs`` to ``outputs``, with clients, change notifications and stable keys.
 
     With ``clone=True`` (the default) the graph is copied first, so the
@@ -129,7 +119,7 @@ class FunctionGraph(Displayable):
         #: constants are at level 0). It lets the cycle check of a replacement stop at nodes too low to
         #: depend on the replaced variable, which keeps rewriting long chains linear instead of quadratic.
         self._level: dict[Apply, int] = {}
-        self._features: list[_Attached] = []
+        self._features: list[Any] = []  # as FeatureHost holds them
         self._callbacks: dict[str, tuple[Callable[..., Any], ...]] = {}
         self._order: list[Apply] | None = None
         #: The edits of the change in progress (``None``: no change is open).
@@ -147,7 +137,7 @@ class FunctionGraph(Displayable):
             self.clients[out].append(("output", k))
         if not clone:
             self._refuse_shared_objects()
-        _LIVE_GRAPHS.add(self)
+        add_live_graph(self)  # var.clients and node.fgraph ask the graphs alive (symlab.graph.holders)
         for feature in features:
             self.attach_feature(feature)
 
@@ -157,7 +147,7 @@ class FunctionGraph(Displayable):
         Two graphs editing the same Apply nodes would corrupt each other's
         clients. Constants never change, so graphs may share them.
         """
-        others = [g for g in list(_LIVE_GRAPHS) if g is not self]
+        others = [g for g in live_graphs() if g is not self]
         if not others:
             return
         for obj in [*self.inputs, *self._nodes]:
@@ -303,114 +293,6 @@ class FunctionGraph(Displayable):
                 if owner is not None and inp not in self._variables and owner not in self._nodes and owner not in done:
                     stack.append((owner, False))
         return order
-
-    # -- changes -------------------------------------------------------------------------------
-    @contextmanager
-    def change(self, reason: str | None = None) -> Iterator[FunctionGraph]:
-        """Group the edits made in the ``with`` block into one change.
-
-        If the block raises, every edit made in it is undone and the
-        exception goes on; otherwise the change commits once (``version``
-        grows by one, features hear one ``on_change_end``). Changes nest: an
-        inner block that raises is undone alone, and the outermost block
-        commits everything.
-        """
-        mark = self._begin()
-        try:
-            yield self
-        except BaseException:
-            self._rollback(mark)
-            raise
-        self._end(mark, reason)
-
-    @property
-    def changing(self) -> bool:
-        """True while a change is open (inside a replace, a rewrite step, a ``with fgraph.change():`` block).
-
-        The graph may then be half edited: a view waits for the change to end before it reads it.
-        """
-        return self._journal is not None
-
-    def _atomic(self, reason: str | None, action: Callable[..., Any], *args: Any) -> None:
-        """``action(*args)`` as one change: committed, or rolled back if it raises.
-
-        (What :meth:`change` does, without a generator: rewrites make thousands of changes.)
-        """
-        mark = self._begin()
-        try:
-            action(*args)
-        except BaseException:
-            self._rollback(mark)
-            raise
-        self._end(mark, reason)
-
-    def _begin(self) -> tuple[int, int]:
-        """Open a change (or a nested part of the open one); the mark to end or roll back."""
-        if self._journal is None:
-            self._journal = []
-            return -1, self._next_serial
-        return len(self._journal), self._next_serial
-
-    def _end(self, mark: tuple[int, int], reason: str | None) -> None:
-        if mark[0] != -1:
-            return  # a nested change: the outermost one commits
-        events, self._journal = self._journal, None
-        if not events:
-            return
-        self.version += 1
-        callbacks = self._callbacks_for("on_change_end")
-        if callbacks:
-            change = GraphChange(self.version, reason, tuple(events))
-            for callback in callbacks:
-                callback(self, change)
-
-    def _rollback(self, mark: tuple[int, int]) -> None:
-        """Undo the edits made since ``mark``, newest first: the graph is then exactly as it was, keys included."""
-        position, next_serial = mark
-        journal = self._journal
-        start = 0 if position == -1 else position
-        undo = journal[start:]
-        del journal[start:]
-        # What the change pruned comes back with its key; the undoing edits are not part of any change.
-        self._restore = {e.node if type(e) is NodePruned else e.variable: e.serial
-                         for e in undo if type(e) is NodePruned or type(e) is VariablePruned}
-        self._journal = None
-        try:
-            for e in reversed(undo):
-                kind = type(e)
-                if kind is InputChanged:
-                    self._put_back(((e.node, e.index, e.new, e.old),))
-                elif kind is OutputAdded:
-                    self._remove_output(e.index, "revert")
-                elif kind is OutputRemoved:
-                    self._insert_output(e.index, e.variable, "revert")
-                elif kind is NodeImported:
-                    # A node the change brought in before it failed (add_output of a variable that needs a
-                    # foreign input imports its other ancestors first): nothing uses it once the newer edits
-                    # are undone, so it leaves, with the roots only it used.
-                    if e.node in self._nodes:
-                        for out in e.node.outputs:
-                            self._prune_if_unused(out, "revert")
-                elif kind is VariableImported:
-                    if e.variable in self._variables and not self.clients.get(e.variable) and (
-                            e.variable not in self.inputs):
-                        self._forget(e.variable)
-        finally:
-            self._restore = None
-            self._journal = None if position == -1 else journal
-            self._next_serial = next_serial
-
-    def _put_back(self, changes: Iterable[tuple[Any, int, Variable, Variable]]) -> None:
-        """Undo input changes, newest first: each ``(node, i, new, old)`` makes input ``i`` of ``node`` ``old`` again.
-
-        A node that was pruned after its input changed comes back first (with the inputs it had when it
-        left); what the undone changes brought in is pruned as it loses its last client. Rolling back a
-        change and stepping a trace backward both undo this way.
-        """
-        for node, i, new, old in changes:
-            if node != "output" and node not in self._nodes:
-                self._import_node(node, False, "revert")
-            self._change_input(node, i, new, old, "revert")
 
     def change_node_input(self, node: Any, i: int, new_var: Variable, reason: str | None = None) -> None:
         """Make input ``i`` of ``node`` (or output ``i`` when ``node == 'output'``) be ``new_var``.
@@ -619,105 +501,6 @@ class FunctionGraph(Displayable):
         if serial is not None and var.owner is None and self._journal is not None:
             self._journal.append(VariablePruned(var, serial))
 
-    # -- features -----------------------------------------------------------------------------
-    def attach_feature(self, feature: Any, weak: bool = False) -> None:
-        """Attach ``feature`` (see :class:`~symlab.graph.changes.Feature`); its ``on_attach`` may refuse.
-
-        With ``weak=True`` the graph holds the feature by a weak reference:
-        when nothing else refers to it, it is detached (without
-        ``on_detach``) and no callback of it is ever called again.
-        """
-        if any(entry.get() is feature for entry in self._features):
-            return
-        attach = _callback(feature, "on_attach")
-        if attach is not None:
-            attach(self)
-        self._features.append(_Attached(feature, weak, self))
-        self._callbacks = {}
-        self._order = None  # the feature may add orderings
-
-    def remove_feature(self, feature: Any) -> None:
-        """Detach ``feature`` and call its ``on_detach(fgraph)``."""
-        for k, entry in enumerate(self._features):
-            if entry.get() is feature:
-                del self._features[k]
-                break
-        else:
-            raise ValueError(f"remove_feature: {feature!r} is not attached to this graph")
-        self._callbacks = {}
-        self._order = None
-        detach = _callback(feature, "on_detach")
-        if detach is not None:
-            detach(self)
-
-    def _drop_dead_feature(self, entry: _Attached) -> None:
-        if entry in self._features:
-            self._features.remove(entry)
-            self._callbacks = {}
-            self._order = None
-
-    @property
-    def features(self) -> list[Any]:
-        """The attached features (those held weakly that are still alive), in order of attachment."""
-        return [f for f in (entry.get() for entry in self._features) if f is not None]
-
-    def get_feature(self, cls: type) -> Any:
-        """The first attached feature that is an instance of ``cls``, or ``None``."""
-        for feature in self.features:
-            if isinstance(feature, cls):
-                return feature
-        return None
-
-    def _callbacks_for(self, name: str) -> tuple[Callable[..., Any], ...]:
-        found = self._callbacks.get(name)
-        if found is None:
-            found = self._callbacks[name] = tuple(
-                c for c in (entry.callback(name) for entry in self._features) if c is not None
-            )
-        return found
-
-    def execute_callbacks(self, name: str, *args: Any) -> None:
-        """Call ``feature.<name>(self, *args)`` on every feature that defines it."""
-        for callback in self._callbacks_for(name):
-            callback(self, *args)
-
-    # -- what features add --------------------------------------------------------------------------
-    @property
-    def destroy_handler(self) -> Any:
-        """The attached :class:`~symlab.graph.destroyhandler.DestroyHandler`, or ``None``."""
-        from symlab.graph.destroyhandler import DestroyHandler
-
-        return self.get_feature(DestroyHandler)
-
-    def destroyers(self, var: Variable) -> list[Apply]:
-        """The nodes that overwrite ``var``'s memory (none without a destroy handler)."""
-        handler = self.destroy_handler
-        return [] if handler is None else handler.destroyers(var)
-
-    def has_destroyers(self, variables: Iterable[Variable]) -> bool:
-        """True if a node overwrites the memory of one of ``variables``."""
-        handler = self.destroy_handler
-        return False if handler is None else handler.has_destroyers(variables)
-
-    def checkpoint(self) -> int:
-        """A mark of the changes so far, for :meth:`revert` (needs a :class:`~symlab.graph.features.History`)."""
-        return self._history("checkpoint").checkpoint(self)
-
-    def revert(self, checkpoint: int) -> None:
-        """Undo every change committed since ``checkpoint`` (needs a ``History`` feature)."""
-        self._history("revert").revert(self, checkpoint)
-
-    def _history(self, what: str) -> Any:
-        from symlab.graph.features import History
-
-        history = self.get_feature(History)
-        if history is None:
-            raise AttributeError(
-                f"FunctionGraph.{what}() needs a History feature: fgraph.attach_feature(History()) first "
-                "(a change that only has to be undone when it fails needs none: use `with fgraph.change():`)"
-            )
-        return history
-
     # -- checking and copying ---------------------------------------------------------------------
     def check_integrity(self) -> None:
         """Raise ``AssertionError`` if the clients or the node set are inconsistent."""
@@ -758,10 +541,8 @@ class FunctionGraph(Displayable):
         return self.clone_get_equiv(check_integrity)[0]
 
     def dprint(self, **kwargs: Any) -> Any:
-        """Print the graph as text (see :func:`symlab.printing.debugprint`)."""
-        from symlab.printing import debugprint
-
-        return debugprint(self, **kwargs)
+        """Print the graph as text (see :func:`symlab.printing.debugprint`, registered with the display registry)."""
+        return print_text(self, **kwargs)
 
     def inspect(self, **options: Any) -> Any:
         """A live :class:`~symlab.notebook.inspector.ClientsInspector` of this graph: its clients, on a picture.
@@ -769,8 +550,6 @@ class FunctionGraph(Displayable):
         It redraws after each cell that changes the graph and says what changed. ``options``: ``select``
         (a variable or its name), ``style``, ``max_nodes``.
         """
-        from symlab.graph.display import open_view
-
         return open_view("clients", self, **options)
 
     def __str__(self) -> str:
@@ -778,54 +557,6 @@ class FunctionGraph(Displayable):
 
     def __repr__(self) -> str:
         return str(self)
-
-
-class _Attached:
-    """A feature as the graph holds it: strongly, or by a weak reference that detaches it when it dies."""
-
-    __slots__ = ("_feature", "_ref", "__weakref__")
-
-    def __init__(self, feature: Any, weak: bool, fgraph: FunctionGraph) -> None:
-        if weak:
-            graph_ref, entry_ref = weakref.ref(fgraph), weakref.ref(self)
-
-            def died(_: Any) -> None:
-                graph, entry = graph_ref(), entry_ref()
-                if graph is not None and entry is not None:
-                    graph._drop_dead_feature(entry)
-
-            self._feature = None
-            self._ref = weakref.ref(feature, died)
-        else:
-            self._feature = feature
-            self._ref = None
-
-    def get(self) -> Any:
-        return self._feature if self._ref is None else self._ref()
-
-    def callback(self, name: str) -> Callable[..., Any] | None:
-        feature = self.get()
-        if feature is None or _callback(feature, name) is None:
-            return None
-        if self._ref is None:
-            return getattr(feature, name)
-        method = weakref.WeakMethod(getattr(feature, name))
-
-        def call(*args: Any) -> Any:
-            bound = method()
-            return None if bound is None else bound(*args)
-
-        return call
-
-
-def _callback(feature: Any, name: str) -> Callable[..., Any] | None:
-    """``feature.<name>`` if the feature defines it (a :class:`Feature`'s own no-op does not count)."""
-    method = getattr(feature, name, None)
-    if method is None or not callable(method):
-        return None
-    if name in CALLBACKS and isinstance(feature, Feature) and getattr(type(feature), name, None) is getattr(Feature, name):
-        return None
-    return method
 
 
 def _client_key(client: Client) -> tuple[int, int]:

@@ -8,9 +8,12 @@ on. Nodes that depend on no replaced input are kept as they are.
 
 Each op says how it batches through a rule registered with
 :func:`register_vectorize` (symlab's tensor ops register theirs in
-:mod:`symlab.tensor.vectorize_rules`: elementwise ops, ``DimShuffle``,
-reductions, ``argmax``/``argmin``, ``dot``/``matmul``, shapes). An op without a rule
-is refused with an error naming it.
+:mod:`symlab.tensor.vectorize_rules`, which ``import symlab.tensor`` imports:
+elementwise ops, ``DimShuffle``, reductions, ``argmax``/``argmin``,
+``dot``/``matmul``, shapes). An op without a rule is refused with an error
+naming it. A replacement given as a value (an array) becomes a variable
+through the converter the same module registers
+(:func:`register_value_converter`: ``as_tensor_variable``).
 
 >>> import numpy as np
 >>> import symlab.tensor as st
@@ -27,7 +30,6 @@ True
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -39,9 +41,8 @@ from symlab.graph.traversal import io_toposort
 VectorizeRule = Callable[[Any, Apply, list[Variable], list[int]], Sequence[Variable]]
 
 _RULES: dict[type, VectorizeRule] = {}
-#: Modules that register the rules of symlab's ops, imported on the first call.
-STANDARD_RULE_MODULES = ("symlab.tensor.vectorize_rules",)
-_loaded = False
+#: ``convert(value) -> Variable``: how a replacement given as a value becomes a variable.
+_value_converter: Callable[[Any], Variable] | None = None
 
 
 class VectorizeError(NotImplementedError):
@@ -59,12 +60,18 @@ def register_vectorize(*op_classes: type) -> Callable[[VectorizeRule], Vectorize
     return decorate
 
 
+def register_value_converter(convert: Callable[[Any], Variable]) -> None:
+    """Make ``vectorize_graph`` turn a replacement given as a value into ``convert(value)``.
+
+    The tensor layer registers ``as_tensor_variable`` (:mod:`symlab.tensor.vectorize_rules`).
+    """
+    global _value_converter
+    if not callable(convert):
+        raise TypeError(f"register_value_converter expects a callable, received {type(convert).__name__}")
+    _value_converter = convert
+
+
 def _rule_for(op: Any) -> VectorizeRule | None:
-    global _loaded
-    if not _loaded:
-        for module in STANDARD_RULE_MODULES:
-            importlib.import_module(module)
-        _loaded = True
     for cls in type(op).__mro__:
         rule = _RULES.get(cls)
         if rule is not None:
@@ -109,9 +116,10 @@ def vectorize_graph(
         if not isinstance(core, Variable):
             raise TypeError(f"vectorize_graph: replace key {k} must be a Variable, received {type(core).__name__}")
         if not isinstance(batched, Variable):
-            from symlab.tensor.basic import as_tensor_variable
-
-            batched = as_tensor_variable(batched)
+            if _value_converter is None:
+                raise TypeError(f"vectorize_graph: the replacement of {core} is a {type(batched).__name__}, not a "
+                                "Variable, and no converter of values is registered (import symlab.tensor)")
+            batched = _value_converter(batched)
         core_ndim, ndim = getattr(core.type, "ndim", 0), getattr(batched.type, "ndim", 0)
         if ndim < core_ndim or getattr(core.type, "dtype", None) != getattr(batched.type, "dtype", None):
             raise TypeError(
@@ -136,4 +144,4 @@ def vectorize_graph(
     return result[0] if single else result
 
 
-__all__ = ["VectorizeError", "register_vectorize", "vectorize_graph", "vectorize_node"]
+__all__ = ["VectorizeError", "register_value_converter", "register_vectorize", "vectorize_graph", "vectorize_node"]

@@ -34,7 +34,7 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from symlab.graph.basic import Constant, Variable
+from symlab.graph.basic import Constant, Variable, register_type_class
 from symlab.graph.display import Displayable
 from symlab.graph.props import props_getter
 
@@ -196,6 +196,10 @@ class Type(Displayable):
         if not self.__props__:
             return type(self).__name__
         return f"{type(self).__name__}({', '.join(str(v) for v in self._props())})"
+
+
+# Variables accept an instance of Type (or of a subclass) as their ``type``.
+register_type_class(Type)
 
 
 @cache  # a class's MRO does not change; equality and hashing ask this on every call

@@ -38,7 +38,9 @@ from io import StringIO
 from typing import IO, Any
 
 from symlab.graph.basic import Apply, Variable
+from symlab.graph.display import register_text_printer
 from symlab.printing.subject import GRAPH_KINDS, subject_of
+from symlab.scalar.composite import Composite
 
 _IDS = ("CHAR", "id", "int", "")
 
@@ -311,8 +313,10 @@ def debug_lines(
 
 def _composite_of(node: Apply) -> Any:
     """The Composite scalar op computed by ``node`` (an ``Elemwise`` of one, or one itself), or None."""
-    from symlab.scalar.composite import Composite
-
     op = node.op
     op = getattr(op, "scalar_op", op)
     return op if isinstance(op, Composite) else None
+
+
+# ``x.dprint()``, ``fgraph.dprint()`` and ``f.dprint()`` print through the display registry of the graph layer.
+register_text_printer(debugprint)

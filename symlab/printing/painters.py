@@ -1,4 +1,4 @@
-"""How each style lays a graph out as the nodes and edges of a :class:`~symlab.printing.model.GraphModel`.
+"""How each style lays a graph out as the nodes and edges of a :class:`~symlab.printing.drawing.GraphModel`.
 
 :class:`StructurePainter` draws seed 000's object diagram (Apply, Variable,
 Op and Type boxes, one arrow per Python reference); :class:`CompactPainter`
@@ -22,8 +22,9 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from symlab.graph.basic import Apply, Constant, Variable
+from symlab.printing.drawing import DrawNode, GraphModel, ident
 from symlab.printing.folding import Fold
-from symlab.printing.model import DrawNode, GraphModel, ident
+from symlab.printing.pprint import leaf_text
 
 __all__ = ["FANOUT_LIMIT", "CompactPainter", "DataflowPainter", "Painter", "StructurePainter"]
 
@@ -37,8 +38,6 @@ def _short(text: str, limit: int = 60) -> str:
 
 
 def _var_text(var: Variable) -> str:
-    from symlab.printing.pprint import leaf_text
-
     return leaf_text(var) if var.owner is None else str(var)
 
 

@@ -22,25 +22,27 @@ Traceback (most recent call last):
 ...
 TypeError: expected a Variable, an Apply node, a list or tuple of Variables and Apply nodes, a FunctionGraph, a compiled Function, a RewriteTrace, a TraceCursor, an Op or a Type; received int
 
-The tests are real ``isinstance`` checks. Compiled Functions, RewriteTraces
-and TraceCursors are recognised without importing their modules: if
-:mod:`symlab.compile.function` was never imported, no object can be a
-Function (``import symlab`` stays free of the compiler and numba).
+The tests are real ``isinstance`` checks. The classes of the layers below
+that hold a graph (a compiled Function, a RewriteTrace, a TraceCursor) are
+not imported (``import symlab`` loads neither the compiler nor the
+rewriter): each registers its kind with
+:func:`symlab.graph.display.register_graph_holder` when its module is
+imported, and an object of theirs exists only once it is.
 """
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from symlab.graph.basic import Apply, Variable
+from symlab.graph.display import graph_holder_kind
 from symlab.graph.fg import FunctionGraph
 from symlab.graph.op import Op
 from symlab.graph.type import Type
 
-#: The kinds of :class:`Subject`, in the order :func:`subject_of` tests them.
+#: The kinds of :class:`Subject`: those that hold a graph, then the lone Op and Type.
 KINDS = ("variable", "apply", "list", "fgraph", "function", "trace", "cursor", "op", "type")
 #: The kinds that hold a graph (all but the single-object pictures of an Op or a Type).
 GRAPH_KINDS = KINDS[:-2]
@@ -85,18 +87,6 @@ class Subject:
     def is_graph(self) -> bool:
         """True unless the subject is a lone Op or Type."""
         return self.kind in GRAPH_KINDS
-
-
-def _loaded_class(module: str, name: str) -> type | None:
-    """The class ``module.name`` if that module was imported, else ``None`` (never imports it)."""
-    mod = sys.modules.get(module)
-    cls = getattr(mod, name, None) if mod is not None else None
-    return cls if isinstance(cls, type) else None
-
-
-def _is(obj: Any, module: str, name: str) -> bool:
-    cls = _loaded_class(module, name)
-    return cls is not None and isinstance(obj, cls)
 
 
 def accepted_text(kinds: Iterable[str] = KINDS) -> str:
@@ -186,17 +176,28 @@ def _classify(obj: Any, caller: str) -> Subject | None:
         return Subject("list", obj, _flatten(obj, caller))
     if isinstance(obj, FunctionGraph):
         return _of_graph("fgraph", obj, obj, obj.key)
-    if _is(obj, "symlab.compile.function", "Function"):
-        fgraph = obj.maker.fgraph
-        return _of_graph("function", obj, fgraph, fgraph.key)
-    if _is(obj, "symlab.rewriting.trace", "RewriteTrace"):
-        return _of_graph("trace", obj, obj.fgraph, obj.key, created=_trace_created(obj))
-    if _is(obj, "symlab.rewriting.cursor", "TraceCursor"):
-        return _of_graph("cursor", obj, obj.fgraph, obj.key, created=_cursor_created(obj))
     if isinstance(obj, Op):
         return Subject("op", obj)
     if isinstance(obj, Type):
         return Subject("type", obj)
+    return _classify_holder(obj)
+
+
+def _classify_holder(obj: Any) -> Subject | None:
+    """The Subject of a compiled Function, a RewriteTrace or a TraceCursor, else ``None``.
+
+    Their classes live in layers below this one that ``import symlab`` does not load (the compiler, the
+    rewriter): each registers itself with :func:`symlab.graph.display.register_graph_holder`, and only
+    the kind it registered is read here.
+    """
+    kind = graph_holder_kind(obj)
+    if kind == "function":
+        fgraph = obj.maker.fgraph
+        return _of_graph("function", obj, fgraph, fgraph.key)
+    if kind == "trace":
+        return _of_graph("trace", obj, obj.fgraph, obj.key, created=_trace_created(obj))
+    if kind == "cursor":
+        return _of_graph("cursor", obj, obj.fgraph, obj.key, created=_cursor_created(obj))
     return None
 
 

@@ -57,6 +57,7 @@ from symlab.rewriting.db import (
     rewrite_fgraph,
     rewrite_graph,
 )
+from symlab.rewriting import rules  # registers the standard rules in default_db
 
 __all__ = [
     "PHASES",
@@ -96,5 +97,6 @@ __all__ = [
     "register",
     "rewrite_fgraph",
     "rewrite_graph",
+    "rules",
     "walk",
 ]

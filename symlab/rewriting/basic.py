@@ -35,7 +35,8 @@ from symlab.graph.fg import FunctionGraph
 from symlab.graph.op import Op
 from symlab.rewriting.context import RewriteContext
 from symlab.rewriting.rewriter import Rewriter
-from symlab.rewriting.trace import UNKNOWN_LOCATION, RewriteTrace, SourceLocation
+from symlab.rewriting.steps import UNKNOWN_LOCATION, SourceLocation
+from symlab.rewriting.trace import RewriteTrace
 
 #: What ``transform`` may return: nothing, one new variable per output, or ``{old: new}``.
 TransformResult = Any

@@ -41,7 +41,8 @@ from symlab.graph.basic import Apply, CycleError, MissingInputError, Variable
 from symlab.graph.changes import Feature, GraphChange, InputChanged
 from symlab.graph.fg import FunctionGraph, InconsistencyError
 from symlab.rewriting.rewriter import UNTRACKED, Rewriter
-from symlab.rewriting.trace import Attempt, RewriteStep, RewriteTrace, TraceNote
+from symlab.rewriting.steps import Attempt, RewriteStep, TraceNote
+from symlab.rewriting.trace import RewriteTrace
 
 
 class RewriteError(RuntimeError):

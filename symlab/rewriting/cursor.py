@@ -30,20 +30,23 @@ rewritten graph or the objects of the user's graph.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from symlab.graph.basic import Apply, Variable
 from symlab.graph.changes import InputChanged, NodeImported, OutputAdded, OutputRemoved
+from symlab.graph.display import register_graph_holder
 from symlab.graph.fg import FunctionGraph
-
-if TYPE_CHECKING:  # pragma: no cover
-    from symlab.rewriting.trace import RewriteStep, RewriteTrace
+from symlab.rewriting.steps import ReplayError, RewriteStep
 
 
 class TraceCursor:
-    """A copy of a trace's graph at step :attr:`position`, moved by :meth:`forward`, :meth:`backward`, :meth:`seek`."""
+    """A copy of a trace's graph at step :attr:`position`, moved by :meth:`forward`, :meth:`backward`, :meth:`seek`.
 
-    def __init__(self, trace: RewriteTrace, position: int = 0) -> None:
+    ``trace`` is the :class:`~symlab.rewriting.trace.RewriteTrace` it replays (``trace.cursor()`` makes
+    one; the trace's module is built on this one, so the annotation is ``Any``).
+    """
+
+    def __init__(self, trace: Any, position: int = 0) -> None:
         self.trace = trace
         fgraph, copy = trace._build_start()
         #: The graph at :attr:`position` (the cursor's own copy: do not change it).
@@ -134,8 +137,6 @@ class TraceCursor:
             mine = self._copy[var] = var.clone()
             self._origin[mine] = var
             return mine
-        from symlab.rewriting.trace import ReplayError
-
         raise ReplayError(f"step {step.index} ({step.rule}) uses {var}, which the trace never saw created")
 
     def _redo(self, step: RewriteStep) -> None:
@@ -156,8 +157,6 @@ class TraceCursor:
             elif kind is InputChanged:
                 target = copy.get(event.node)
                 if target is None:
-                    from symlab.rewriting.trace import ReplayError
-
                     raise ReplayError(f"step {step.index} ({step.rule}) changes {event.node}, unknown to the trace")
                 # The change was checked (types, cycles) when it was made on the rewritten graph.
                 fgraph._change_input(target, event.index, self._resolve(event.old, step),
@@ -188,3 +187,7 @@ class TraceCursor:
                 fgraph._insert_output(event.index, copy[event.variable], None)
         if inputs:
             fgraph._put_back(inputs)
+
+
+# The printers (symlab.printing.subject) draw a cursor as the graph at its step.
+register_graph_holder(TraceCursor, "cursor")

@@ -31,8 +31,6 @@ from __future__ import annotations
 
 import copy
 import difflib
-import importlib
-import importlib.util
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple, overload
@@ -43,19 +41,15 @@ from symlab.graph.gc_pause import gc_paused
 from symlab.graph.traversal import graph_inputs
 from symlab.rewriting.aliases import PYTENSOR_NAMES, expand_aliases
 from symlab.rewriting.basic import EquilibriumGraphRewriter, GraphRewriter, NodeRewriter, Rewriter
-from symlab.rewriting.constant_folding import constant_folding
 from symlab.rewriting.context import RewriteContext
-from symlab.rewriting.merge import MergeOptimizer
-from symlab.rewriting.trace import RewriteRecipe, RewriteTrace
+from symlab.rewriting.steps import RewriteRecipe
+from symlab.rewriting.trace import RewriteTrace
 
 #: The standard phases and their default positions.
 PHASES: dict[str, float] = {"canonicalize": 0, "stabilize": 1, "specialize": 2, "fusion": 3, "inplace": 4}
 
 #: Tags with a meaning for queries (besides the phase names).
 QUERY_TAGS = ("fast_run", "fast_compile", "optional")
-
-#: Modules that register the standard rules, imported (if present) the first time the database is used.
-STANDARD_MODULES = ("symlab.rewriting.rules",)
 
 
 @dataclass
@@ -92,24 +86,9 @@ class Phase(NamedTuple):
 class RewriteDatabase:
     """Rules by name, with tags, grouped in ordered phases (see the module's docstring)."""
 
-    def __init__(self, autoload: Sequence[str] = ()) -> None:
+    def __init__(self) -> None:
         self._entries: dict[str, RewriteEntry] = {}
         self._counter = 0
-        self._autoload = tuple(autoload)
-        self._loaded = not self._autoload
-        self._loading = False
-
-    def _ensure_loaded(self) -> None:
-        if self._loaded or self._loading:
-            return
-        self._loading = True
-        try:
-            for module in self._autoload:
-                if importlib.util.find_spec(module) is not None:
-                    importlib.import_module(module)
-        finally:
-            self._loading = False
-            self._loaded = True
 
     # -- registering -------------------------------------------------------------------------------
     def register(
@@ -123,7 +102,6 @@ class RewriteDatabase:
         Registered under a name other than its own, the rule is a copy that
         carries the name (what the trace shows); the registered rule is returned.
         """
-        self._ensure_loaded()
         if not isinstance(rewriter, NodeRewriter | GraphRewriter):
             raise TypeError(f"register: expected a NodeRewriter or GraphRewriter, received {rewriter!r}")
         for t in tags:
@@ -151,26 +129,21 @@ class RewriteDatabase:
 
     def remove(self, name: str) -> None:
         """Remove the rule registered under ``name``."""
-        self._ensure_loaded()
         if name not in self._entries:
             raise KeyError(f"no rule named {name!r} in the database")
         del self._entries[name]
 
     # -- reading ---------------------------------------------------------------------------------------
     def __contains__(self, name: object) -> bool:
-        self._ensure_loaded()
         return name in self._entries
 
     def __getitem__(self, name: str) -> RewriteEntry:
-        self._ensure_loaded()
         return self._entries[name]
 
     def __iter__(self):
-        self._ensure_loaded()
         return iter(sorted(self._entries.values(), key=lambda e: (e.position, e.order)))
 
     def __len__(self) -> int:
-        self._ensure_loaded()
         return len(self._entries)
 
     def names(self) -> list[str]:
@@ -221,7 +194,6 @@ class RewriteDatabase:
         ValueError: exclude: ['elemwise_fusoin'] name no rule or tag ...; closest: 'elemwise_fusion'...
         """
         words = query_words(words, what)
-        self._ensure_loaded()
         known = self.known_words()
         unknown = [w for w in words if w not in known and not (w in PYTENSOR_NAMES and set(PYTENSOR_NAMES[w]) <= known)]
         if unknown:
@@ -249,8 +221,9 @@ def query_words(words: Iterable[str], what: str) -> tuple[str, ...]:
     return out
 
 
-#: The database ``register`` adds to and ``rewrite_graph`` reads.
-default_db = RewriteDatabase(autoload=STANDARD_MODULES)
+#: The database ``register`` adds to and ``rewrite_graph`` reads; :mod:`symlab.rewriting.rules` registers the
+#: standard rules in it, and ``import symlab.rewriting`` imports that package.
+default_db = RewriteDatabase()
 
 
 @overload
@@ -269,9 +242,6 @@ def register(rewriter: Any, *tags: str, name: str | None = None, position: float
         return lambda rw: default_db.register(rw, *all_tags, name=name, position=position)
     return default_db.register(rewriter, *tags, name=name, position=position)
 
-
-default_db.register(MergeOptimizer(), "canonicalize", "fast_compile")
-default_db.register(constant_folding, "canonicalize", "fast_compile")
 
 
 def rewrite_fgraph(
@@ -294,7 +264,7 @@ def rewrite_fgraph(
     with gc_paused():
         trace = RewriteTrace(fgraph) if record else None
         if trace is not None:
-            trace.recipe = RewriteRecipe(include, exclude, db or default_db, max_use_ratio)
+            trace.recipe = RewriteRecipe(include, exclude, db or default_db, max_use_ratio, rewrite_fgraph)
             if record_attempts:
                 trace.attempts = {}
         with RewriteContext(fgraph, trace) as ctx:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import inspect
 
-from symlab.rewriting.trace import UNKNOWN_LOCATION, SourceLocation
+from symlab.rewriting.steps import UNKNOWN_LOCATION, SourceLocation
 
 #: Modules whose methods are not a rule's own source (its location is where a subclass defines them).
 _BASE_MODULES = frozenset({__name__, "symlab.rewriting.basic"})

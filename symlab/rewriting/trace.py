@@ -49,138 +49,40 @@ graph or any object of it: the replays are made of copies.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
 from symlab.graph.basic import Apply, Variable
-from symlab.graph.changes import GraphEvent, NodeImported, VariableImported, net_nodes
-from symlab.graph.display import Displayable
+from symlab.graph.changes import GraphEvent, NodeImported, VariableImported
+from symlab.graph.destroyhandler import DestroyHandler
+from symlab.graph.display import Displayable, register_graph_holder
 from symlab.graph.fg import FunctionGraph
+from symlab.rewriting.cursor import TraceCursor
+from symlab.rewriting.steps import (
+    UNKNOWN_LOCATION,
+    Attempt,
+    ReplayError,
+    RewriteRecipe,
+    RewriteStep,
+    RuleStats,
+    SourceLocation,
+    StepDiff,
+    TraceNote,
+    TraceSummary,
+)
 
-
-class SourceLocation(NamedTuple):
-    """Where a rule is defined: ``file`` and ``line`` (``str()`` gives ``file:line``)."""
-
-    file: str
-    line: int
-
-    def __str__(self) -> str:
-        return f"{self.file}:{self.line}"
-
-
-UNKNOWN_LOCATION = SourceLocation("<unknown>", 0)
-
-
-@dataclass(eq=False, slots=True)
-class RewriteStep:
-    """One application of one rule.
-
-    ``index`` counts from 1 in the trace; ``phase`` is the phase that ran the
-    rule; ``rule`` its stable name and ``location`` its source. ``replacements``
-    lists the ``(old, new)`` variables; ``removed`` and ``created`` the nodes
-    that left and entered the graph (empty when the step was refused).
-    ``reason`` says what the rule did, or why it was refused.
-    """
-
-    index: int
-    phase: str
-    rule: str
-    location: SourceLocation
-    replacements: list[tuple[Variable, Variable]]
-    reason: str
-    seconds: float
-    accepted: bool
-    #: The node the rule was applied to (``None`` for whole-graph rewriters).
-    node: Apply | None = None
-    #: What the step did to the graph, in order: the graph's typed events (:mod:`symlab.graph.changes`),
-    #: empty for a refused step.
-    events: list[GraphEvent] = field(default_factory=list, repr=False)
-
-    @property
-    def removed(self) -> list[Apply]:
-        """The nodes this step took out of the graph."""
-        return net_nodes(self.events)[0]
-
-    @property
-    def created(self) -> list[Apply]:
-        """The nodes this step put into the graph."""
-        return net_nodes(self.events)[1]
-
-    def __str__(self) -> str:
-        status = "accepted" if self.accepted else "REFUSED"
-        pairs = ", ".join(f"{old} -> {new}" for old, new in self.replacements)
-        return f"step {self.index} [{self.phase}] {self.rule} {status}: {pairs} ({self.reason})"
-
-
-class TraceNote(NamedTuple):
-    """Something a rewriter reports besides steps (e.g. it stopped at its bound)."""
-
-    after_step: int
-    phase: str
-    rewriter: str
-    message: str
-
-
-class StepDiff(NamedTuple):
-    """The nodes a step took out of the graph and put into it."""
-
-    removed: list[Apply]
-    added: list[Apply]
-
-
-@dataclass
-class RuleStats:
-    """How often a rule was applied or refused and the time spent in it."""
-
-    rule: str
-    applied: int = 0
-    refused: int = 0
-    seconds: float = 0.0
-
-
-class TraceSummary(list):
-    """A list of :class:`RuleStats`, one per rule, in order of first use; prints as a table."""
-
-    def as_dict(self) -> dict[str, RuleStats]:
-        return {s.rule: s for s in self}
-
-    def text(self) -> str:
-        width = max([len("rule"), *(len(s.rule) for s in self)])
-        lines = [f"{'rule':<{width}}  applied  refused  seconds"]
-        for s in self:
-            lines.append(f"{s.rule:<{width}}  {s.applied:>7}  {s.refused:>7}  {s.seconds:.6f}")
-        return "\n".join(lines)
-
-    def __str__(self) -> str:
-        return self.text()
-
-    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
-        printer.text(self.text())
-
-
-class Attempt(NamedTuple):
-    """A rule tried on a node: ``outcome`` is ``"no match"``, ``"applied"`` or ``"refused"`` (then ``step`` is its step).
-
-    ``after_step`` is the number of steps recorded before the attempt.
-    """
-
-    rule: str
-    outcome: str
-    after_step: int
-    step: int | None = None
-
-
-class ReplayError(RuntimeError):
-    """The recorded steps cannot be replayed (the trace is incomplete)."""
-
-
-class RewriteRecipe(NamedTuple):
-    """How a trace was made (:func:`~symlab.rewriting.db.rewrite_fgraph` writes it): enough to rewrite again."""
-
-    include: tuple[str, ...]
-    exclude: tuple[str, ...]
-    db: Any
-    max_use_ratio: float
+__all__ = [
+    "UNKNOWN_LOCATION",
+    "Attempt",
+    "ReplayError",
+    "RewriteRecipe",
+    "RewriteStep",
+    "RewriteTrace",
+    "RuleStats",
+    "SourceLocation",
+    "StepDiff",
+    "TraceNote",
+    "TraceSummary",
+]
 
 
 class RewriteTrace(Displayable):
@@ -249,16 +151,12 @@ class RewriteTrace(Displayable):
         if recipe is None:
             raise ReplayError("this trace was not made by rewrite_fgraph (no recipe): rewrite again with "
                               "record_attempts=True to learn which rules were tried")
-        from symlab.rewriting.db import rewrite_fgraph
-
         fgraph, memo = self._build_start()
         handler = getattr(self.fgraph, "destroy_handler", None)
         if handler is not None:  # the same inputs protected as when the trace was made
-            from symlab.graph.destroyhandler import DestroyHandler
-
             mutable = [k for k, v in enumerate(self._start_inputs) if v in handler.mutable_inputs]
             fgraph.attach_feature(DestroyHandler(mutable))
-        again = rewrite_fgraph(fgraph, recipe.include, recipe.exclude, db=recipe.db,
+        again = recipe.rewrite(fgraph, recipe.include, recipe.exclude, db=recipe.db,
                                max_use_ratio=recipe.max_use_ratio, record_attempts=True)
         assert again is not None and again.attempts is not None
         live = {mine: original for original, mine in memo.items() if isinstance(original, Apply)}
@@ -365,10 +263,8 @@ class RewriteTrace(Displayable):
         return [s for s in self.steps if not s.accepted]
 
     # -- replay ----------------------------------------------------------------------------
-    def cursor(self, position: int = 0) -> Any:
+    def cursor(self, position: int = 0) -> TraceCursor:
         """A :class:`~symlab.rewriting.cursor.TraceCursor` at step ``position``: a replay you step through."""
-        from symlab.rewriting.cursor import TraceCursor
-
         return TraceCursor(self, position)
 
     def replay(self, k: int) -> tuple[FunctionGraph, dict[Any, Any]]:
@@ -423,6 +319,10 @@ class RewriteTrace(Displayable):
 
     def __repr__(self) -> str:
         return f"<RewriteTrace of {len(self.steps)} steps>"
+
+
+# The printers (symlab.printing.subject) draw a trace as its final graph, with its last step's nodes.
+register_graph_holder(RewriteTrace, "trace")
 
 
 def _snapshot_order(snapshot: dict[Apply, tuple[Variable, ...]]) -> list[Apply]:

@@ -31,10 +31,10 @@ from symlab.sparse.basic import (
     CSMProperties,
     DenseFromSparse,
     SparseFromDense,
+    StructuredRead,
     Transpose,
     as_sparse,
     as_sparse_variable,
-    constant,
     csc_dmatrix,
     csc_fmatrix,
     csc_from_dense,
@@ -54,6 +54,7 @@ from symlab.sparse.basic import (
     sp_ones_like,
     sp_zeros_like,
     sparse_formats,
+    structured_read,
     transpose,
 )
 from symlab.sparse.math import (
@@ -63,7 +64,6 @@ from symlab.sparse.math import (
     SparseDenseMultiply,
     StructuredDot,
     StructuredDotGrad,
-    StructuredRead,
     add,
     dot,
     multiply,
@@ -75,7 +75,6 @@ from symlab.sparse.math import (
     structured_maximum,
     structured_minimum,
     structured_pow,
-    structured_read,
     structured_sigmoid,
     subtract,
 )
@@ -83,6 +82,7 @@ from symlab.sparse.type import (
     SparseTensorType,
     all_dtypes,
     complex_dtypes,
+    constant,
     continuous_dtypes,
     discrete_dtypes,
     float_dtypes,

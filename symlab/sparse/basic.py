@@ -29,8 +29,18 @@ from symlab.config import config
 from symlab.graph.basic import Apply, Constant, Variable
 from symlab.graph.null_type import disconnected
 from symlab.graph.op import Op
-from symlab.sparse.type import FORMATS, SparseTensorType, all_dtypes, describe, is_sparse_value
-from symlab.sparse.variable import SparseConstant, SparseVariable
+from symlab.sparse.type import (
+    FORMATS,
+    SparseTensorType,
+    all_dtypes,
+    canonical_value,
+    check_same_shape,
+    constant,
+    coordinates,
+    describe,
+    is_sparse_value,
+)
+from symlab.sparse.variable import SparseVariable
 from symlab.tensor.type import TensorType
 
 #: The formats symlab's sparse ops take.
@@ -65,19 +75,6 @@ csc_dmatrix = SparseTensorType("csc", "float64")
 csr_dmatrix = SparseTensorType("csr", "float64")
 csc_fmatrix = SparseTensorType("csc", "float32")
 csr_fmatrix = SparseTensorType("csr", "float32")
-
-
-def constant(value: Any, name: str | None = None) -> SparseConstant:
-    """A constant holding a copy of the scipy.sparse matrix ``value`` (csc or csr).
-
-    >>> c = constant(scipy.sparse.csr_matrix(np.eye(3)))
-    >>> c, c.type
-    (SparseConstant{csr, shape=(3, 3), nnz=3}, SparseTensorType(csr, float64, (3, 3)))
-    """
-    if not is_sparse_value(value) or value.format not in FORMATS:
-        raise TypeError(f"sparse.constant: expected a scipy.sparse csc or csr matrix, received {describe(value)}")
-    t = SparseTensorType(value.format, value.dtype, value.shape)
-    return SparseConstant(t, FORMATS[value.format](value, copy=True), name)
 
 
 def as_sparse_variable(x: Any, name: str | None = None, what: str = "as_sparse_variable") -> Variable:
@@ -130,15 +127,6 @@ def _int_vector(x: Any, what: str) -> Variable:
     if x.type.ndim != 1 or x.type.dtype[:3] not in ("int", "uin"):
         raise TypeError(f"{what}: expected a vector of integers, received {x} of type {x.type}")
     return x
-
-
-def coordinates(value: Any) -> tuple[np.ndarray, np.ndarray]:
-    """(rows, columns) of every stored entry of a csc or csr matrix, in storage order."""
-    indptr, indices = value.indptr, value.indices
-    major = np.repeat(np.arange(len(indptr) - 1), np.diff(indptr))
-    if value.format == "csr":
-        return major, indices
-    return indices, major
 
 
 def sparse_shape(var: Variable, known: Sequence[Any]) -> tuple[Any, Any]:
@@ -336,8 +324,6 @@ class DenseFromSparse(Op):
         (x,) = inputs
         (gz,) = output_grads
         if self.structured:
-            from symlab.sparse.math import structured_read
-
             return [structured_read(x, gz)]
         return [SparseFromDense(x.type.format)(gz)]
 
@@ -381,6 +367,47 @@ class SparseFromDense(Op):
 
 csc_from_dense = SparseFromDense("csc")
 csr_from_dense = SparseFromDense("csr")
+
+
+# -- reading a dense matrix at a sparse pattern -------------------------------------------------
+class StructuredRead(Op):
+    """The dense ``g`` read at the stored positions of the sparse ``x``: a sparse matrix of ``x``'s pattern.
+
+    This is the structured gradient of ``dense_from_sparse`` (PyTensor writes it ``sp_ones_like(x) * g``).
+    Duplicate entries of ``x`` are summed first: each position is read once.
+    """
+
+    __props__ = ()
+
+    def make_node(self, x: Any, g: Any) -> Apply:
+        x = as_sparse_variable(x, what=f"{self}: input 0")
+        g = _dense_input(g, f"{self}: input 1")
+        if g.type.ndim != 2:
+            raise TypeError(f"{self}: input 1 must be a matrix, received {g} of type {g.type}")
+        return Apply(self, [x, g], [SparseTensorType(x.type.format, g.type.dtype, x.type.shape)()])
+
+    def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list) -> None:
+        x, g = inputs
+        check_same_shape(self, x, g)
+        x = canonical_value(x)
+        rows, cols = coordinates(x)
+        cls = FORMATS[node.outputs[0].type.format]
+        output_storage[0][0] = cls((np.asarray(g[rows, cols]), x.indices.copy(), x.indptr.copy()), shape=x.shape)
+
+    def infer_shape(self, fgraph: Any, node: Apply, input_shapes: Sequence[Any]) -> list:
+        return [tuple(input_shapes[1])]
+
+    def L_op(self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list:  # noqa: N802
+        x, _ = inputs
+        gz = _as_sparse_gradient(output_grads[0], x.type.format)
+        return [disconnected(), dense_from_sparse(structured_read(x, dense_from_sparse(gz)))]
+
+
+structured_read = StructuredRead()
+
+
+def _as_sparse_gradient(g: Variable, format: str) -> Variable:
+    return g if is_sparse_variable(g) else SparseFromDense(format)(g)
 
 
 class Transpose(Op):
@@ -442,6 +469,7 @@ __all__ = [
     "CSR",
     "DenseFromSparse",
     "SparseFromDense",
+    "StructuredRead",
     "Transpose",
     "as_sparse",
     "as_sparse_variable",
@@ -466,5 +494,6 @@ __all__ = [
     "sp_ones_like",
     "sp_zeros_like",
     "sparse_formats",
+    "structured_read",
     "transpose",
 ]

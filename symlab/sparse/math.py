@@ -22,36 +22,35 @@ from typing import Any
 import numpy as np
 
 from symlab.graph.basic import Apply, Variable
-from symlab.graph.null_type import disconnected
 from symlab.graph.op import Op
 from symlab.scalar.type import upcast
 from symlab.sparse.basic import (
     CSM,
     SparseFromDense,
+    _as_sparse_gradient,
     _dense_input,
     as_sparse_variable,
-    coordinates,
     csm_properties,
+    csm_shape,
     dense_from_sparse,
     is_sparse_variable,
+    sp_ones_like,
+    sp_zeros_like,
     sparse_shape,
+    structured_read,
     transpose,
 )
-from symlab.sparse.type import FORMATS, SparseTensorType, describe, is_sparse_value
+from symlab.sparse.registry import SparseOps, register_sparse_ops
+from symlab.sparse.type import (
+    FORMATS,
+    SparseTensorType,
+    canonical_value,
+    check_same_shape,
+    coordinates,
+    describe,
+    is_sparse_value,
+)
 from symlab.tensor.type import TensorType
-
-
-def _canonical(value: Any) -> Any:
-    """``value`` with sorted indices and no duplicate entries (a copy if it had any)."""
-    if value.has_canonical_format:
-        return value
-    value = value.copy()
-    value.sum_duplicates()
-    return value
-
-
-def _as_sparse_gradient(g: Variable, format: str) -> Variable:
-    return g if is_sparse_variable(g) else SparseFromDense(format)(g)
 
 
 # -- structured elementwise operations -----------------------------------------------------------
@@ -127,48 +126,6 @@ def neg(x: Any) -> Variable:
     return _structured("neg", x, dense_neg)
 
 
-# -- reading a dense matrix at a sparse pattern -------------------------------------------------
-class StructuredRead(Op):
-    """The dense ``g`` read at the stored positions of the sparse ``x``: a sparse matrix of ``x``'s pattern.
-
-    This is the structured gradient of ``dense_from_sparse`` (PyTensor writes it ``sp_ones_like(x) * g``).
-    Duplicate entries of ``x`` are summed first: each position is read once.
-    """
-
-    __props__ = ()
-
-    def make_node(self, x: Any, g: Any) -> Apply:
-        x = as_sparse_variable(x, what=f"{self}: input 0")
-        g = _dense_input(g, f"{self}: input 1")
-        if g.type.ndim != 2:
-            raise TypeError(f"{self}: input 1 must be a matrix, received {g} of type {g.type}")
-        return Apply(self, [x, g], [SparseTensorType(x.type.format, g.type.dtype, x.type.shape)()])
-
-    def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list) -> None:
-        x, g = inputs
-        _check_same_shape(self, x, g)
-        x = _canonical(x)
-        rows, cols = coordinates(x)
-        cls = FORMATS[node.outputs[0].type.format]
-        output_storage[0][0] = cls((np.asarray(g[rows, cols]), x.indices.copy(), x.indptr.copy()), shape=x.shape)
-
-    def infer_shape(self, fgraph: Any, node: Apply, input_shapes: Sequence[Any]) -> list:
-        return [tuple(input_shapes[1])]
-
-    def L_op(self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list:  # noqa: N802
-        x, _ = inputs
-        gz = _as_sparse_gradient(output_grads[0], x.type.format)
-        return [disconnected(), dense_from_sparse(structured_read(x, dense_from_sparse(gz)))]
-
-
-structured_read = StructuredRead()
-
-
-def _check_same_shape(op: Any, x: Any, y: Any) -> None:
-    if tuple(x.shape) != tuple(np.shape(y)):
-        raise ValueError(f"{op}: the inputs must have the same shape, received {describe(x)} and {describe(y)}")
-
-
 # -- sums -------------------------------------------------------------------------------------------
 class AddSS(Op):
     """Sparse + sparse: a sparse matrix (``x``'s format) storing the union of both patterns."""
@@ -184,7 +141,7 @@ class AddSS(Op):
 
     def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list) -> None:
         x, y = inputs
-        _check_same_shape(self, x, y)
+        check_same_shape(self, x, y)
         out_type = node.outputs[0].type
         output_storage[0][0] = FORMATS[out_type.format](x + y, dtype=out_type.dtype)
 
@@ -214,7 +171,7 @@ class AddSD(Op):
 
     def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list) -> None:
         x, y = inputs
-        _check_same_shape(self, x, y)
+        check_same_shape(self, x, y)
         output_storage[0][0] = np.asarray(x + y, dtype=node.outputs[0].type.dtype)
 
     def infer_shape(self, fgraph: Any, node: Apply, input_shapes: Sequence[Any]) -> list:
@@ -277,8 +234,8 @@ class SparseDenseMultiply(Op):
         if np.ndim(y) == 0:
             values = x.data * y
         else:
-            _check_same_shape(self, x, y)
-            x = _canonical(x)
+            check_same_shape(self, x, y)
+            x = canonical_value(x)
             rows, cols = coordinates(x)
             values = x.data * y[rows, cols]
         output_storage[0][0] = FORMATS[out_type.format](
@@ -363,7 +320,7 @@ class StructuredDotGrad(Op):
 
     def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list) -> None:
         a, b, gz = inputs
-        a = _canonical(a)
+        a = canonical_value(a)
         rows, cols = coordinates(a)
         out_type = node.outputs[0].type
         values = np.einsum("kj,kj->k", gz[rows], b[cols]).astype(out_type.dtype, copy=False)
@@ -452,6 +409,22 @@ def dot(x: Any, y: Any) -> Variable:
     return _dot(x, y)
 
 
+# A sparse variable's operators and the type's conversion of dense matrices call these (symlab.sparse.registry).
+register_sparse_ops(SparseOps(
+    transpose=transpose,
+    dense_from_sparse=dense_from_sparse,
+    from_dense=SparseFromDense,
+    shape=csm_shape,
+    zeros_like=sp_zeros_like,
+    ones_like=sp_ones_like,
+    add=add,
+    multiply=multiply,
+    neg=neg,
+    dot=dot,
+    structured_dot=structured_dot,
+))
+
+
 __all__ = [
     "AddSD",
     "AddSS",
@@ -459,7 +432,6 @@ __all__ = [
     "SparseDenseMultiply",
     "StructuredDot",
     "StructuredDotGrad",
-    "StructuredRead",
     "add",
     "add_s_d",
     "add_s_s",
@@ -475,7 +447,6 @@ __all__ = [
     "structured_maximum",
     "structured_minimum",
     "structured_pow",
-    "structured_read",
     "structured_sigmoid",
     "subtract",
 ]

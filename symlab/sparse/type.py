@@ -15,6 +15,11 @@ SparseTensorType(csc, float64, (?, ?))
 Traceback (most recent call last):
 ...
 TypeError: SparseTensorType(csc, float64, (?, ?)) expects a scipy.sparse matrix, received a dense ndarray of shape (2, 2) and dtype float64; make it sparse first (scipy.sparse.csc_matrix(value)), or use csc_from_dense in the graph
+
+The helpers on the type's values live here too, below the ops that use them:
+:func:`constant` (a constant of the type of a value), :func:`coordinates`
+(where the stored entries are), :func:`canonical_value` and
+:func:`check_same_shape`.
 """
 
 from __future__ import annotations
@@ -28,8 +33,9 @@ import scipy.sparse
 from symlab.graph.basic import Variable
 from symlab.graph.type import Type
 from symlab.scalar.type import arrays_close, check_dtype
+from symlab.sparse.registry import sparse_ops
 from symlab.sparse.variable import SparseConstant, SparseVariable
-from symlab.tensor.type import normalize_shape
+from symlab.tensor.type import TensorType, normalize_shape
 
 #: The formats symlab's sparse matrices come in, and the SciPy class of each.
 FORMATS: dict[str, type] = {"csc": scipy.sparse.csc_matrix, "csr": scipy.sparse.csr_matrix}
@@ -213,22 +219,16 @@ class SparseTensorType(Type):
         """``var`` if it fits; a dense matrix of this dtype becomes sparse (``csc_from_dense``); else None."""
         if self.is_super(var.type):
             return var
-        from symlab.tensor.type import TensorType
-
         other = var.type
         if isinstance(other, TensorType) and other.dtype == self.dtype and other.ndim == 2 and all(
             s is None or s == o for s, o in zip(self.shape, other.shape)
         ):
-            from symlab.sparse.basic import SparseFromDense
-
-            return SparseFromDense(self.format)(var)
+            return sparse_ops().from_dense(self.format)(var)
         return None
 
     def filter_variable(self, other: Any, allow_convert: bool = True) -> Variable:
         if not isinstance(other, Variable):
-            from symlab.sparse.basic import as_sparse_variable
-
-            other = as_sparse_variable(self.filter(other))
+            other = constant(self.filter(other))
         return super().filter_variable(other, allow_convert)
 
     # -- printing ------------------------------------------------------------------
@@ -236,6 +236,44 @@ class SparseTensorType(Type):
         return f"SparseTensorType({self.format}, {self.dtype}, {_shape_str(self.shape)})"
 
     __str__ = __repr__
+
+
+# -- reading stored values -------------------------------------------------------------------------
+def coordinates(value: Any) -> tuple[np.ndarray, np.ndarray]:
+    """(rows, columns) of every stored entry of a csc or csr matrix, in storage order."""
+    indptr, indices = value.indptr, value.indices
+    major = np.repeat(np.arange(len(indptr) - 1), np.diff(indptr))
+    if value.format == "csr":
+        return major, indices
+    return indices, major
+
+
+def canonical_value(value: Any) -> Any:
+    """``value`` with sorted indices and no duplicate entries (a copy if it had any)."""
+    if value.has_canonical_format:
+        return value
+    value = value.copy()
+    value.sum_duplicates()
+    return value
+
+
+def check_same_shape(op: Any, x: Any, y: Any) -> None:
+    """Raise ``ValueError`` naming ``op`` unless the values ``x`` and ``y`` have the same shape."""
+    if tuple(x.shape) != tuple(np.shape(y)):
+        raise ValueError(f"{op}: the inputs must have the same shape, received {describe(x)} and {describe(y)}")
+
+
+def constant(value: Any, name: str | None = None) -> SparseConstant:
+    """A constant holding a copy of the scipy.sparse matrix ``value`` (csc or csr).
+
+    >>> c = constant(scipy.sparse.csr_matrix(np.eye(3)))
+    >>> c, c.type
+    (SparseConstant{csr, shape=(3, 3), nnz=3}, SparseTensorType(csr, float64, (3, 3)))
+    """
+    if not is_sparse_value(value) or value.format not in FORMATS:
+        raise TypeError(f"sparse.constant: expected a scipy.sparse csc or csr matrix, received {describe(value)}")
+    t = SparseTensorType(value.format, value.dtype, value.shape)
+    return SparseConstant(t, FORMATS[value.format](value, copy=True), name)
 
 
 def _shape_str(shape: Sequence[int | None]) -> str:
@@ -247,7 +285,9 @@ __all__ = [
     "SparseTensorType",
     "all_dtypes",
     "complex_dtypes",
+    "constant",
     "continuous_dtypes",
+    "coordinates",
     "discrete_dtypes",
     "float_dtypes",
     "int_dtypes",

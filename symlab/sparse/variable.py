@@ -8,6 +8,9 @@ SparseTensorType(csr, float64, (?, ?))
 DenseFromSparse{structured=True}
 >>> (x + x).owner.op
 AddSS
+
+The operators call the sparse ops through :mod:`symlab.sparse.registry`: the
+ops' modules are built on this one (their results are of these classes).
 """
 
 from __future__ import annotations
@@ -17,13 +20,8 @@ from typing import Any
 import numpy as np
 
 from symlab.graph.basic import Constant, Variable
-
-
-def _ops():
-    """The sparse ops (imported late: they import this module through the type)."""
-    from symlab.sparse import basic, math
-
-    return basic, math
+from symlab.sparse.registry import sparse_ops
+from symlab.tensor.basic import cast
 
 
 class _SparseOperators:
@@ -53,62 +51,59 @@ class _SparseOperators:
     @property
     def shape(self) -> Variable:
         """The symbolic shape: an int64 vector of 2 entries, read from the stored ``shape`` (nothing is densified)."""
-        basic, _ = _ops()
-        from symlab.tensor.basic import cast
-
-        return cast(basic.csm_shape(self), "int64")
+        return cast(sparse_ops().shape(self), "int64")
 
     @property
     def T(self) -> Variable:  # noqa: N802 - NumPy's name
         """The transpose (a csc matrix becomes csr and the other way round)."""
-        return _ops()[0].transpose(self)
+        return sparse_ops().transpose(self)
 
     def transpose(self) -> Variable:
         """The transpose (see :attr:`T`)."""
-        return _ops()[0].transpose(self)
+        return sparse_ops().transpose(self)
 
     def toarray(self) -> Variable:
         """The dense matrix (``dense_from_sparse``)."""
-        return _ops()[0].dense_from_sparse(self)
+        return sparse_ops().dense_from_sparse(self)
 
     todense = toarray
 
     def zeros_like(self) -> Variable:
         """A sparse matrix of the same shape that stores nothing."""
-        return _ops()[0].sp_zeros_like(self)
+        return sparse_ops().zeros_like(self)
 
     def ones_like(self) -> Variable:
         """Ones at the stored positions of this matrix (the same sparsity pattern)."""
-        return _ops()[0].sp_ones_like(self)
+        return sparse_ops().ones_like(self)
 
     #: A dense tensor's ``+``, ``*`` and ``@`` with a sparse matrix leave it to the sparse ops
     #: (:class:`symlab.tensor.variable.TensorVariable` returns NotImplemented).
     defers_tensor_operators = True
 
     def __add__(self, other: Any) -> Variable:
-        return _ops()[1].add(self, other)
+        return sparse_ops().add(self, other)
 
     def __radd__(self, other: Any) -> Variable:
-        return _ops()[1].add(other, self)
+        return sparse_ops().add(other, self)
 
     def __mul__(self, other: Any) -> Variable:
-        return _ops()[1].multiply(self, other)
+        return sparse_ops().multiply(self, other)
 
     def __rmul__(self, other: Any) -> Variable:
-        return _ops()[1].multiply(other, self)
+        return sparse_ops().multiply(other, self)
 
     def __neg__(self) -> Variable:
-        return _ops()[1].neg(self)
+        return sparse_ops().neg(self)
 
     def __matmul__(self, other: Any) -> Variable:
-        return _ops()[1].dot(self, other)
+        return sparse_ops().dot(self, other)
 
     def __rmatmul__(self, other: Any) -> Variable:
-        return _ops()[1].dot(other, self)
+        return sparse_ops().dot(other, self)
 
     def dot(self, other: Any) -> Variable:
         """``structured_dot(self, other)``, as PyTensor's sparse variables do."""
-        return _ops()[1].structured_dot(self, other)
+        return sparse_ops().structured_dot(self, other)
 
 
 class SparseVariable(_SparseOperators, Variable):

@@ -215,3 +215,12 @@ def test_trace_of_the_default_database_on_the_seed_expression():
     assert trace.step(1).location.file.endswith("constant_folding.py")
     with pytest.raises(IndexError, match="steps 1..2"):
         trace.step(3)
+
+
+def test_the_recipe_keeps_the_function_that_made_the_trace():
+    from symlab.rewriting import rewrite_fgraph
+
+    a = T.dvector("a")
+    _, trace = rewrite_graph(a + a ** 10)
+    assert trace.recipe.rewrite is rewrite_fgraph
+    assert trace.recipe.include == ("fast_run",)

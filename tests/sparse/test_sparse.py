@@ -501,3 +501,30 @@ def test_dense_operators_with_a_sparse_matrix_on_the_right_use_the_sparse_ops():
     np.testing.assert_array_equal(as_array[0], dense + value.toarray())
     np.testing.assert_array_equal(as_array[1], dense * value.toarray())
     np.testing.assert_array_equal(as_array[2], dense @ value.toarray())
+
+
+# -- the ops the variable class and the type reach (symlab.sparse.registry) --------------------------------
+def test_the_variable_operators_and_the_type_call_the_registered_ops():
+    from symlab.sparse.registry import sparse_ops
+
+    ops = sparse_ops()
+    assert (ops.transpose, ops.dense_from_sparse, ops.add, ops.dot) == (
+        sparse.transpose, sparse.dense_from_sparse, sparse.add, sparse.dot)
+    x = sparse.csc_matrix("x")
+    assert isinstance((x + x).owner.op, sparse.AddSS) and isinstance(x.T.owner.op, sparse.Transpose)
+    converted = x.type.convert_variable(st.dmatrix("d"))
+    assert converted.owner.op == sparse.SparseFromDense("csc")
+
+
+def test_without_registered_ops_the_operators_say_what_to_import():
+    from symlab.sparse import registry
+
+    saved = registry._registered
+    registry._registered = None
+    try:
+        with pytest.raises(RuntimeError, match="the sparse ops are not registered: import symlab.sparse"):
+            sparse.csc_matrix("x").toarray()
+    finally:
+        registry.register_sparse_ops(saved)
+    with pytest.raises(TypeError, match="expects a SparseOps, received dict"):
+        registry.register_sparse_ops({})

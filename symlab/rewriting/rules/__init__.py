@@ -1,4 +1,4 @@
-"""The standard rules, registered in :data:`symlab.rewriting.default_db` when imported.
+"""The standard rules, registered in :data:`symlab.rewriting.default_db` when imported (``import symlab.rewriting`` does).
 
 =============  ==========================================================================
 phase          rules (names usable in ``include``/``exclude``)
@@ -45,7 +45,15 @@ finite, as PyTensor's do: ``inf - inf`` is NaN before them and 0 after.
 'true_div(mul(x, y), y) -> x'
 """
 
+from symlab.rewriting.constant_folding import constant_folding
+from symlab.rewriting.db import default_db
+from symlab.rewriting.merge import MergeOptimizer
 from symlab.rewriting.rules import algebra, canonicalize, fill, fusion_inplace, shapes, specialize, stabilize
 from symlab.rewriting.rules import logistic  # after stabilize: its table rows are tried first
+
+# Merging and constant folding come after the rules above in the database's order (rules of one position
+# are tried in the order they were registered).
+default_db.register(MergeOptimizer(), "canonicalize", "fast_compile")
+default_db.register(constant_folding, "canonicalize", "fast_compile")
 
 __all__ = ["algebra", "canonicalize", "fill", "fusion_inplace", "logistic", "shapes", "specialize", "stabilize"]

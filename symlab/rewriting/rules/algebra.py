@@ -88,15 +88,16 @@ from symlab.graph.basic import Apply, Constant, Variable
 from symlab.graph.fg import FunctionGraph
 from symlab.rewriting.basic import node_rewriter
 from symlab.rewriting.db import register
-from symlab.rewriting.rules import canonicalize as _canonicalize  # its table rules are tried before these
+from symlab.rewriting.rules.canonicalize import MAX_OPERANDS as _CANONICAL_MAX_OPERANDS
 from symlab.tensor import math as M
 from symlab.tensor.alloc import Alloc
 from symlab.tensor.basic import constant
 from symlab.tensor.elemwise import DimShuffle
 from symlab.tensor.type import TensorType
 
-#: At most this many operands (terms or factors) of one sum or product are looked at.
-MAX_OPERANDS = 2 * _canonicalize.MAX_OPERANDS
+#: At most this many operands (terms or factors) of one sum or product are looked at. (Importing
+#: :mod:`~symlab.rewriting.rules.canonicalize` first also registers its table rules, tried before these.)
+MAX_OPERANDS = 2 * _CANONICAL_MAX_OPERANDS
 
 #: The largest integer exponent of ``pow`` that a product collects (``x ** 3`` is ``x * x * x``).
 MAX_EXPONENT = 64

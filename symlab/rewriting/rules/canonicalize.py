@@ -53,7 +53,8 @@ from symlab.rewriting.rules.fill import zeros_shaped_like
 from symlab.rewriting.rules.table import fits, register_table
 from symlab.tensor import math as M
 from symlab.tensor.elemwise import DimShuffle
-from symlab.tensor.shape import NoneTypeT, Reshape, Shape_i, SpecifyShape
+from symlab.tensor.shape import Reshape
+from symlab.tensor.shape_of import NoneTypeT, Shape_i, SpecifyShape
 
 #: (name, pattern, replacement): the algebra of the canonicalize phase.
 ROWS = [
@@ -214,10 +215,10 @@ def useless_reshape(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None
     static = x.type.shape
     if None not in static and out.type.shape == static:
         return [x]
-    from symlab.tensor.shape import _vector_entry
+    from symlab.tensor.joining import vector_entry
 
     for d in range(x.ndim):
-        entry = _vector_entry(shp, d)
+        entry = vector_entry(shp, d)
         if isinstance(entry, Constant) and static[d] is not None and int(entry.data) == static[d]:
             continue
         if entry.owner is not None and isinstance(entry.owner.op, Shape_i) and entry.owner.op.i == d \

@@ -51,8 +51,8 @@ from symlab.tensor.basic import constant
 from symlab.tensor.elemwise import DimShuffle, Elemwise
 from symlab.tensor.joining import Join
 from symlab.tensor.reduction import ReducedSize, Sum
-from symlab.tensor.shape import Shape, Shape_i
 from symlab.tensor.shape_inference import symbolic_shape
+from symlab.tensor.shape_of import Shape, Shape_i
 
 
 def _lifted(x: Variable) -> tuple[Variable, ...] | None:

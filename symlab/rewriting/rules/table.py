@@ -36,7 +36,7 @@ from symlab.graph.basic import Apply, Variable
 from symlab.graph.fg import FunctionGraph
 from symlab.rewriting.db import RewriteDatabase, default_db
 from symlab.rewriting.patterns import PatternNodeRewriter
-from symlab.rewriting.trace import SourceLocation
+from symlab.rewriting.steps import SourceLocation
 from symlab.tensor.type import TensorType
 
 #: A row: (name, pattern, replacement) or (name, pattern, replacement, constraint(fgraph, node, bindings)).
