@@ -24,16 +24,12 @@ from symlab.config import config
 from symlab.graph.basic import Apply, Variable
 from symlab.graph.null_type import disconnected
 from symlab.graph.op import Op
-from symlab.tensor.basic import as_tensor_input, as_tensor_variable, cast, constant, is_weak
-from symlab.tensor.shape import (
-    _as_size,
-    _is_int,
-    _shape_vector,
-    _static_number,
-    _static_scalar,
-    _vector_entry,
-    shape_i,
-)
+from symlab.tensor.basic import cast, static_int, static_number
+from symlab.tensor.conversion import as_size, as_tensor_input, as_tensor_variable, constant, is_int_dtype, is_weak
+from symlab.tensor.joining import shape_vector, vector_entry
+from symlab.tensor.math import ceil, maximum
+from symlab.tensor.reduction import sum as tsum
+from symlab.tensor.shape_of import shape_i
 from symlab.tensor.type import TensorType
 
 
@@ -56,7 +52,7 @@ class Alloc(Op):
         lead = len(sizes) - value.ndim
         static: list[int | None] = []
         for d, s in enumerate(sizes):
-            known = _static_scalar(s)
+            known = static_int(s)
             if known is not None and known < 0:
                 raise ValueError(f"Alloc: size {d} is {known}; sizes must be non-negative")
             v = value.type.shape[d - lead] if d >= lead else 1
@@ -90,8 +86,6 @@ class Alloc(Op):
         return [tuple(s if n is None else constant(n, dtype="int64") for s, n in zip(node.inputs[1:], static))]
 
     def L_op(self, inputs, outputs, output_grads):  # noqa: N802
-        from symlab.tensor.reduction import sum as tsum
-
         value = inputs[0]
         g = output_grads[0]
         lead = g.ndim - value.ndim
@@ -109,7 +103,7 @@ def _size_input(s: Any, k: int, op: Any = "Alloc") -> Variable:
     if isinstance(s, int | np.integer) and not isinstance(s, bool):
         return constant(int(s), dtype="int64")
     s = as_tensor_input(s, op, f"size {k}")
-    if not (s.ndim == 0 and _is_int(s.dtype)):
+    if not (s.ndim == 0 and is_int_dtype(s.dtype)):
         raise TypeError(f"Alloc: size {k} must be an int or an integer scalar, received {s} ({s.type})")
     return s if s.dtype == "int64" else cast(s, "int64")
 
@@ -130,11 +124,11 @@ def alloc(value: Any, *shape: Any) -> Variable:
 
 
 def _shape_entries(shape: Any) -> list[Variable]:
-    vector = _shape_vector(shape, "alloc")
+    vector = shape_vector(shape, "alloc")
     n = vector.type.shape[0]
     if n is None:
         raise ValueError(f"alloc: the shape {vector} ({vector.type}) needs a static length")
-    return [_vector_entry(vector, i) for i in range(n)]
+    return [vector_entry(vector, i) for i in range(n)]
 
 
 def full(shape: Any, fill_value: Any, dtype: Any = None) -> Variable:
@@ -234,8 +228,6 @@ class ARange(Op):
         output_storage[0][0] = np.arange(start, stop, step, dtype=self.dtype)
 
     def infer_shape(self, fgraph, node, input_shapes):
-        from symlab.tensor.math import ceil, maximum
-
         n = node.outputs[0].type.shape[0]
         if n is not None:
             return [(constant(n, dtype="int64"),)]
@@ -243,26 +235,24 @@ class ARange(Op):
         return [(cast(maximum(ceil((stop - start) / step), 0), "int64"),)]
 
     def L_op(self, inputs, outputs, output_grads):  # noqa: N802
-        from symlab.tensor.reduction import sum as tsum
-
         g = output_grads[0]
-        if _is_int(self.dtype) or self.dtype == "bool":
+        if is_int_dtype(self.dtype) or self.dtype == "bool":
             return [disconnected() for _ in inputs]
         start, stop, step = inputs
         n = shape_i(outputs[0], 0)
         k = arange(0, n, dtype=self.dtype)
         grads = [tsum(g), zeros_like(stop), tsum(g * k)]
         return [
-            disconnected() if _is_int(x.dtype) else (cast(gx, x.dtype) if gx.dtype != x.dtype else gx)
+            disconnected() if is_int_dtype(x.dtype) else (cast(gx, x.dtype) if gx.dtype != x.dtype else gx)
             for x, gx in zip(inputs, grads)
         ]
 
 
 def _static_value(v: Variable) -> int | float | None:
-    value = _static_number(v)
+    value = static_number(v)
     if value is None:
         return None
-    return int(value) if _is_int(v.dtype) else float(value)
+    return int(value) if is_int_dtype(v.dtype) else float(value)
 
 
 def _arange_length(start: float, stop: float, step: float) -> int:
@@ -304,9 +294,9 @@ class Eye(Op):
 
     def make_node(self, n: Any, m: Any, k: Any) -> Apply:
         inputs = [_size_input(v, i, self) if i < 2 else as_tensor_input(v, self, "k") for i, v in enumerate((n, m, k))]
-        if not (inputs[2].ndim == 0 and _is_int(inputs[2].dtype)):
+        if not (inputs[2].ndim == 0 and is_int_dtype(inputs[2].dtype)):
             raise TypeError(f"{self}: k must be an integer scalar, received {inputs[2]} ({inputs[2].type})")
-        shape = (_static_scalar(inputs[0]), _static_scalar(inputs[1]))
+        shape = (static_int(inputs[0]), static_int(inputs[1]))
         return Apply(self, inputs, [TensorType(self.dtype, shape)()])
 
     def perform(self, node, inputs, output_storage):
@@ -314,7 +304,7 @@ class Eye(Op):
         output_storage[0][0] = np.eye(n, m, k, dtype=self.dtype)
 
     def infer_shape(self, fgraph, node, input_shapes):
-        return [tuple(_as_size(s) for s in node.inputs[:2])]
+        return [tuple(as_size(s) for s in node.inputs[:2])]
 
     def L_op(self, inputs, outputs, output_grads):  # noqa: N802
         return [disconnected() for _ in inputs]

@@ -31,8 +31,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from symlab.config import config
+from symlab.graph.basic import Variable
 from symlab.tensor.type import TensorType
-from symlab.tensor.variable import TensorVariable
 
 PREFIXES = {
     "b": "int8",
@@ -71,7 +71,7 @@ def tensor(
     shape: Sequence[int | None] | None = None,
     name: str | None = None,
     broadcastable: Sequence[bool] | None = None,
-) -> TensorVariable:
+) -> Variable:
     """A new tensor variable: ``tensor("float32", shape=(2, None), name="x")``."""
     if shape is None and broadcastable is None:
         raise TypeError("tensor: give the static shape, e.g. shape=(None, 3) (None is an unknown size)")

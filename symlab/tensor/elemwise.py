@@ -23,9 +23,11 @@ from typing import Any
 import numpy as np
 
 from symlab.graph.basic import Apply, Variable
+from symlab.graph.null_type import grad_undefined
 from symlab.graph.op import Op
-from symlab.scalar.basic import ScalarOp
-from symlab.tensor.basic import as_tensor_input, as_tensor_variable, is_weak
+from symlab.scalar.basic import Cast, ScalarOp
+from symlab.scalar.composite import Composite
+from symlab.tensor.conversion import as_tensor_input, as_tensor_variable, constant, is_weak
 from symlab.tensor.type import TensorType
 
 #: Gradient rules of elemwise ops, by scalar op name:
@@ -99,20 +101,17 @@ class DimShuffle(Op):
 
     def infer_shape(self, fgraph: Any, node: Apply, input_shapes: Sequence[Sequence[Variable]]) -> list:
         (shape,) = input_shapes
-        from symlab.tensor.basic import constant
-
         return [tuple(constant(1, dtype="int64") if e == "x" else shape[e] for e in self.new_order)]
 
     def L_op(self, inputs, outputs, output_grads):  # noqa: N802
         (x,) = inputs
         (gz,) = output_grads
-        from symlab.tensor.reduction import sum as tsum
-
+        # The gradient's methods (``gz.sum``) are TensorVariable's, whose module sits above every op.
         if self.augment:
             if all(gz.type.shape[k] == 1 for k in self.augment):
                 gz = DimShuffle(gz.ndim, [k for k in range(gz.ndim) if k not in self.augment])(gz)
             else:
-                gz = tsum(gz, axis=self.augment)
+                gz = gz.sum(axis=self.augment)
         # gz now has the kept axes in shuffle order; put them back and re-add dropped ones.
         position = {axis: k for k, axis in enumerate(self.shuffle)}
         back = tuple("x" if i in self.drop else position[i] for i in range(self.input_ndim))
@@ -201,8 +200,6 @@ class Elemwise(Op):
         out_shape = []
         for d, size in enumerate(node.outputs[0].type.shape):
             if size is not None:
-                from symlab.tensor.basic import constant
-
                 out_shape.append(constant(size, dtype="int64"))
                 continue
             # the first input that is not statically broadcastable in d gives the size
@@ -216,12 +213,6 @@ class Elemwise(Op):
 
     # -- differentiating ---------------------------------------------------------------------
     def L_op(self, inputs, outputs, output_grads):  # noqa: N802
-        from symlab.graph.null_type import grad_undefined
-        from symlab.scalar.basic import Cast
-        from symlab.scalar.composite import Composite
-        from symlab.tensor.basic import cast
-        from symlab.tensor.reduction import sum as tsum
-
         if isinstance(self.scalar_op, Composite) or self.scalar_op.nout != 1:
             raise NotImplementedError(
                 f"{self}: the gradient of a fused Composite is not implemented; fusion runs after "
@@ -239,10 +230,10 @@ class Elemwise(Op):
                 result.append(g)
                 continue
             axes = [d for d in range(out.ndim) if inp.type.shape[d] == 1 and g.type.shape[d] != 1]
-            if axes:
-                g = tsum(g, axis=axes, keepdims=True)
+            if axes:  # the methods (sum, astype) are TensorVariable's, whose module sits above every op
+                g = g.sum(axis=axes, keepdims=True)
             if g.dtype != inp.dtype and inp.dtype.startswith(("float", "complex")):
-                g = cast(g, inp.dtype)
+                g = g.astype(inp.dtype)
             result.append(g)
         return result
 

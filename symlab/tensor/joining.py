@@ -1,6 +1,8 @@
 """Putting tensors together and taking them apart: ``concatenate``, ``join``, ``stack``, ``split``.
 
-(The module is ``joining`` so that ``symlab.tensor.join`` is the function, as in PyTensor.)
+(The module is ``joining`` so that ``symlab.tensor.join`` is the function, as in PyTensor.) It also reads
+the entries of short integer vectors such as shapes, which are often joins of scalars
+(:func:`static_entries`, :func:`vector_entry`, :func:`shape_vector`).
 
 >>> import numpy as np
 >>> import symlab.tensor as st
@@ -23,11 +25,23 @@ from typing import Any
 
 import numpy as np
 
-from symlab.graph.basic import Apply, Variable
+from symlab.graph.basic import Apply, Constant, Variable
 from symlab.graph.null_type import DisconnectedType, disconnected
 from symlab.graph.op import Op
-from symlab.tensor.basic import as_tensor_input, as_tensor_variable, cast, constant, is_weak, normalize_axis
-from symlab.tensor.shape import _as_size, _is_int, _static_scalar, _vector_entry, expand_dims, shape_i
+from symlab.tensor.basic import cast, expand_dims, static_int
+from symlab.tensor.conversion import (
+    as_size,
+    as_tensor_input,
+    as_tensor_variable,
+    constant,
+    is_int_dtype,
+    is_weak,
+    normalize_axis,
+    register_list_stacker,
+)
+from symlab.tensor.elemwise import DimShuffle
+from symlab.tensor.reduction import sum as tsum
+from symlab.tensor.shape_of import Shape, SpecifyShape, shape_i
 from symlab.tensor.type import TensorType
 
 
@@ -128,9 +142,9 @@ class Split(Op):
             raise ValueError(f"{self}: axis {self.axis} is out of range for {x} ({x.type})")
         sizes = [as_tensor_variable(s) for s in sizes]
         for k, s in enumerate(sizes):
-            if not (s.ndim == 0 and _is_int(s.dtype)):
+            if not (s.ndim == 0 and is_int_dtype(s.dtype)):
                 raise TypeError(f"{self}: size {k} must be an integer scalar, received {s} ({s.type})")
-        known = [_static_scalar(s) for s in sizes]
+        known = [static_int(s) for s in sizes]
         if any(k is not None and k < 0 for k in known):
             raise ValueError(f"{self}: sizes must be non-negative, received {known}")
         total = x.type.shape[self.axis]
@@ -159,16 +173,14 @@ class Split(Op):
     def infer_shape(self, fgraph, node, input_shapes):
         x_shape = input_shapes[0]
         return [
-            tuple(_as_size(size) if d == self.axis else x_shape[d] for d in range(len(x_shape)))
+            tuple(as_size(size) if d == self.axis else x_shape[d] for d in range(len(x_shape)))
             for size in node.inputs[1:]
         ]
 
     def L_op(self, inputs, outputs, output_grads):  # noqa: N802
-        from symlab.tensor.alloc import zeros_like
-
         x = inputs[0]
-        grads = [
-            zeros_like(o) if g is None or isinstance(g.type, DisconnectedType) else g
+        grads = [  # zeros_like is a method of TensorVariable, whose module sits above every op
+            o.zeros_like() if g is None or isinstance(g.type, DisconnectedType) else g
             for o, g in zip(outputs, output_grads)
         ]
         joined = concatenate(grads, axis=self.axis) if len(grads) > 1 else grads[0]
@@ -189,7 +201,7 @@ def split(x: Any, sizes: Any, axis: int = 0) -> list[Variable]:
     if isinstance(sizes, Variable):
         if not (sizes.ndim == 1 and sizes.type.shape[0] is not None):
             raise ValueError(f"split: sizes {sizes} ({sizes.type}) must be a vector of static length")
-        sizes = [_vector_entry(sizes, i) for i in range(sizes.type.shape[0])]
+        sizes = [vector_entry(sizes, i) for i in range(sizes.type.shape[0])]
     sizes = [s if isinstance(s, Variable) else constant(int(s), dtype="int64") for s in sizes]
     if not sizes:
         raise ValueError("split: needs at least one size")
@@ -270,6 +282,80 @@ def stack(tensors: Sequence[Any], axis: int = 0) -> Variable:
         tensors = [constant(t.data, dtype=dtype) if w else t for t, w in zip(tensors, weak)]
     axis = normalize_axis(axis, ndim + 1, "stack")
     return concatenate([expand_dims(t, axis) for t in tensors], axis=axis)
+
+
+# as_tensor_variable (below every op) stacks a list that holds variables with this module's stack.
+register_list_stacker(stack)
+
+
+# ---------------------------------------------------------------------------------------
+# The entries of short integer vectors (shapes, sizes), which are often made by joining scalars:
+# what is known of each before the graph runs, and one entry as a scalar. reshape, alloc and split use them.
+def static_entries(v: Variable) -> tuple[int | None, ...]:
+    """What is statically known of each entry of an integer vector of static length."""
+    n = v.type.shape[0]
+    if isinstance(v, Constant):
+        return tuple(int(e) for e in v.data)
+    owner = v.owner
+    if owner is not None:
+        op = owner.op
+        if isinstance(op, Shape):
+            return owner.inputs[0].type.shape
+        if isinstance(op, SpecifyShape):
+            return static_entries(owner.inputs[0]) if owner.inputs[0].type.shape[0] is not None else (None,) * n
+        if isinstance(op, DimShuffle) and op.new_order == ("x",):
+            return (static_int(owner.inputs[0]),)
+        if isinstance(op, Join) and all(i.type.shape[0] is not None for i in owner.inputs):
+            return sum((static_entries(i) for i in owner.inputs), ())
+    return (None,) * (n or 0)
+
+
+def vector_entry(v: Variable, i: int) -> Variable:
+    """Entry ``i`` of an integer vector of static length, as an int64 scalar (no Subtensor)."""
+    known = static_entries(v)
+    if known[i] is not None:
+        return constant(known[i], dtype="int64")
+    owner = v.owner
+    if owner is not None:
+        if isinstance(owner.op, Shape):
+            return shape_i(owner.inputs[0], i)
+        if isinstance(owner.op, DimShuffle) and owner.op.new_order == ("x",):
+            return cast(owner.inputs[0], "int64")
+        if isinstance(owner.op, Join) and all(p.type.shape[0] is not None for p in owner.inputs):
+            for piece in owner.inputs:
+                if i < piece.type.shape[0]:
+                    return vector_entry(piece, i)
+                i -= piece.type.shape[0]
+    onehot = np.zeros(v.type.shape[0], dtype="int64")
+    onehot[i] = 1
+    return cast(tsum(v * constant(onehot)), "int64")
+
+
+def shape_vector(shape: Any, opname: str) -> Variable:
+    """A shape given as an int, a sequence of ints/int scalars, or an int vector, as an int64 vector."""
+    if isinstance(shape, Variable) and shape.ndim == 0:
+        shape = (shape,)
+    if isinstance(shape, int | np.integer) and not isinstance(shape, bool):
+        shape = (shape,)
+    if isinstance(shape, Variable):
+        if not (isinstance(shape.type, TensorType) and shape.ndim == 1 and is_int_dtype(shape.dtype)):
+            raise TypeError(f"{opname}: the shape must be a vector of integers, received {shape} ({shape.type})")
+        return shape if shape.dtype == "int64" else cast(shape, "int64")
+    if not isinstance(shape, list | tuple):
+        raise TypeError(f"{opname}: the shape must be a tuple of ints or an int vector, received {shape!r}")
+    entries = []
+    for s in shape:
+        if isinstance(s, Variable):
+            if not (isinstance(s.type, TensorType) and s.ndim == 0 and is_int_dtype(s.dtype)):
+                raise TypeError(f"{opname}: shape entries must be integer scalars, received {s} ({s.type})")
+            entries.append(s)
+        elif isinstance(s, int | np.integer) and not isinstance(s, bool):
+            entries.append(int(s))
+        else:
+            raise TypeError(f"{opname}: shape entries must be ints or integer scalars, received {s!r}")
+    if all(isinstance(s, int) for s in entries):
+        return constant(np.array(entries, dtype="int64"))
+    return stack([cast(s, "int64") if isinstance(s, Variable) else constant(s, dtype="int64") for s in entries])
 
 
 __all__ = ["Join", "Split", "concatenate", "join", "split", "stack"]

@@ -23,8 +23,10 @@ import numpy as np
 
 from symlab.graph.basic import Apply, Variable
 from symlab.graph.op import Op
-from symlab.tensor.basic import as_tensor_input, cast, constant
+from symlab.tensor.basic import cast
+from symlab.tensor.conversion import as_tensor_input, constant, normalize_axis
 from symlab.tensor.elemwise import DimShuffle
+from symlab.tensor.reduction import sum as tsum
 from symlab.tensor.type import TensorType
 
 StaticShape = tuple[int | None, ...]
@@ -212,8 +214,6 @@ class MatMul(Op):
         return [(*out, sa[-2], sb[-1])]
 
     def L_op(self, inputs, outputs, output_grads):  # noqa: N802
-        from symlab.tensor.reduction import sum as tsum
-
         a, b = inputs
         (gz,) = output_grads
         grads = []
@@ -277,8 +277,6 @@ def outer(a: Any, b: Any) -> Variable:
 
 
 def _normalize_tensordot_axes(a: Variable, b: Variable, axes: Any) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    from symlab.tensor.basic import normalize_axis
-
     if isinstance(axes, int | np.integer):
         if not 0 <= axes <= min(a.ndim, b.ndim):
             raise ValueError(f"tensordot: cannot sum over {axes} axes of {a} ({a.type}) and {b} ({b.type})")

@@ -23,9 +23,13 @@ from typing import Any as AnyValue  # the op class `Any` below takes the plain n
 import numpy as np
 
 from symlab.graph.basic import Apply, Variable
+from symlab.graph.null_type import disconnected, grad_undefined
 from symlab.graph.op import Op
-from symlab.tensor.basic import as_tensor_input, as_tensor_variable, constant, normalize_axes
+from symlab.tensor.basic import cast, get_scalar_constant_value, normalize_axes
+from symlab.tensor.conversion import as_tensor_input, as_tensor_variable, constant, normalize_axis
 from symlab.tensor.elemwise import DimShuffle
+from symlab.tensor.math import abs as tabs
+from symlab.tensor.math import eq, maximum, second, sqrt, switch
 from symlab.tensor.type import TensorType
 
 
@@ -102,8 +106,6 @@ class Sum(Reduce):
     numpy_fn = staticmethod(np.sum)
 
     def L_op(self, inputs, outputs, output_grads):  # noqa: N802
-        from symlab.tensor.math import second
-
         (x,) = inputs
         return [second(x, self._expand(output_grads[0], x.ndim))]
 
@@ -132,8 +134,6 @@ class Prod(Reduce):
     numpy_fn = staticmethod(np.prod)
 
     def L_op(self, inputs, outputs, output_grads):  # noqa: N802
-        from symlab.tensor.math import eq, switch
-
         (x,) = inputs
         axes = self.reduced_axes(x.ndim)
         zero = constant(0, dtype=x.dtype)
@@ -196,9 +196,6 @@ class _Extremum(Reduce):
         output_storage[0][0] = np.asarray(type(self).numpy_fn(x, axis=axes, initial=self.initial), dtype=out_dtype)
 
     def L_op(self, inputs, outputs, output_grads):  # noqa: N802
-        from symlab.tensor.basic import cast
-        from symlab.tensor.math import eq, maximum
-
         (x,) = inputs
         (g,) = output_grads
         winners = eq(x, self._expand(outputs[0], x.ndim))
@@ -219,8 +216,6 @@ class _Logical(Reduce):
     show_dtype = False
 
     def L_op(self, inputs, outputs, output_grads):  # noqa: N802
-        from symlab.graph.null_type import grad_undefined
-
         return [grad_undefined(self, 0, inputs[0], "a logical reduction is not differentiable")]
 
 
@@ -235,8 +230,6 @@ class Any(_Logical):
 def _reduce(cls: type[Reduce], x: AnyValue, axis: AnyValue, keepdims: bool, dtype: AnyValue = None) -> Variable:
     x = as_tensor_input(x, cls.__name__.lower(), "x")
     if dtype is not None:
-        from symlab.tensor.basic import cast
-
         x = cast(x, dtype)
     axes = normalize_axes(axis, x.ndim, cls.__name__.lower())
     op_axis = None if len(axes) == x.ndim else axes
@@ -351,8 +344,6 @@ class ReducedSize(Op):
         return [()]
 
     def L_op(self, inputs, outputs, output_grads):  # noqa: N802
-        from symlab.graph.null_type import disconnected
-
         return [disconnected()]
 
 
@@ -364,16 +355,12 @@ def _count(x: Variable, axes: tuple[int, ...], ddof: int | float = 0) -> AnyValu
         return n if n > 0 else 0
     n = ReducedSize(axes)(x)
     if ddof:
-        from symlab.tensor.math import maximum
-
         n = maximum(n - ddof, 0)
     return n
 
 
 def _divide_by_count(total: Variable, count: AnyValue) -> Variable:
     """``total / count`` in ``total``'s dtype (a Python count is a weak constant)."""
-    from symlab.tensor.basic import cast
-
     if isinstance(count, Variable):
         count = cast(count, total.dtype)
     return total / count
@@ -381,8 +368,6 @@ def _divide_by_count(total: Variable, count: AnyValue) -> Variable:
 
 def _float_input(x: AnyValue, opname: str) -> Variable:
     """``x`` converted to float64 if it is boolean or integer, as NumPy's ``mean`` does."""
-    from symlab.tensor.basic import cast
-
     x = as_tensor_variable(x)
     kind = np.dtype(x.dtype).kind
     if kind in "biu":
@@ -418,8 +403,6 @@ def var(x: AnyValue, axis: AnyValue = None, keepdims: bool = False, ddof: int | 
     >>> float(st.var(x, ddof=1).eval({x: np.array([1.0, 2.0, 3.0])}))
     1.0
     """
-    from symlab.tensor.math import abs as tabs
-
     x = _float_input(x, "var")
     axes = normalize_axes(axis, x.ndim, "var")
     deviation = x - mean(x, axes, keepdims=True)
@@ -437,8 +420,6 @@ def std(x: AnyValue, axis: AnyValue = None, keepdims: bool = False, ddof: int | 
     >>> st.std(x, axis=1).eval({x: np.array([[1.0, 3.0], [2.0, 2.0]])})
     array([1., 0.])
     """
-    from symlab.tensor.math import sqrt
-
     return sqrt(var(x, axis, keepdims, ddof))
 
 
@@ -472,8 +453,6 @@ class ArgReduce(Op):
         return [tuple(s for d, s in enumerate(input_shapes[0]) if d != self.axis)]
 
     def L_op(self, inputs, outputs, output_grads):  # noqa: N802
-        from symlab.graph.null_type import grad_undefined
-
         return [grad_undefined(self, 0, inputs[0], "an index is not a differentiable function")]
 
 
@@ -486,15 +465,11 @@ class Argmin(ArgReduce):
 
 
 def _arg_reduce(cls: type[ArgReduce], x: AnyValue, axis: AnyValue, keepdims: bool) -> Variable:
-    from symlab.tensor.basic import normalize_axis
-
     x = as_tensor_variable(x)
     if axis is None:
         out = cls(None)(x)
         return DimShuffle(0, ("x",) * x.ndim)(out) if keepdims else out
     if isinstance(axis, Variable):
-        from symlab.tensor.basic import get_scalar_constant_value
-
         axis = int(get_scalar_constant_value(axis))
     axis = normalize_axis(axis, x.ndim, cls.__name__.lower())
     out = cls(axis)(x)

@@ -20,6 +20,7 @@ import numpy as np
 from symlab.graph.basic import Constant, Variable
 from symlab.graph.traversal import io_toposort
 from symlab.tensor.basic import constant
+from symlab.tensor.shape_of import shape_i
 from symlab.tensor.type import TensorType
 
 ShapeTuple = tuple[Variable, ...]
@@ -58,8 +59,6 @@ def symbolic_shape(
 
 def _read_shape(var: Variable) -> ShapeTuple:
     """``var``'s shape read from the variable itself (constants where the type knows it)."""
-    from symlab.tensor.shape import shape_i
-
     if not isinstance(var.type, TensorType):
         return ()
     if isinstance(var, Constant):

@@ -20,8 +20,12 @@ import numpy as np
 
 from symlab.graph.basic import Apply, Variable
 from symlab.graph.op import Op
-from symlab.tensor.basic import as_tensor_variable, cast, normalize_axes, normalize_axis
+from symlab.tensor.basic import cast, normalize_axes
+from symlab.tensor.conversion import as_tensor_variable, normalize_axis
 from symlab.tensor.elemwise import DimShuffle
+from symlab.tensor.math import exp, isinf, log, switch
+from symlab.tensor.reduction import max as tmax
+from symlab.tensor.reduction import sum as tsum
 
 
 def _float_tensor(x: Any, opname: str) -> Variable:
@@ -73,8 +77,6 @@ class _SoftmaxBase(Op):
         return [tuple(input_shapes[0])]
 
     def _sum(self, v: Variable) -> Variable:
-        from symlab.tensor.reduction import sum as tsum
-
         return tsum(v, axis=self.axis, keepdims=True)
 
 
@@ -103,8 +105,6 @@ class LogSoftmax(_SoftmaxBase):
         return shifted - np.log(np.sum(np.exp(shifted), axis=self.axis, keepdims=True))
 
     def L_op(self, inputs, outputs, output_grads):  # noqa: N802
-        from symlab.tensor.math import exp
-
         (out,) = outputs
         (g,) = output_grads
         return [g - exp(out) * self._sum(g)]
@@ -150,10 +150,6 @@ def logsumexp(x: Any, axis: Any = None, keepdims: bool = False) -> Variable:
     >>> st.logsumexp(x, axis=1).eval({x: np.array([[0.0, 0.0], [-np.inf, -np.inf]])})
     array([0.69314718,       -inf])
     """
-    from symlab.tensor.math import exp, isinf, log, switch
-    from symlab.tensor.reduction import max as tmax
-    from symlab.tensor.reduction import sum as tsum
-
     x = _float_tensor(x, "logsumexp")
     axes = normalize_axes(axis, x.ndim, "logsumexp")
     if not axes:

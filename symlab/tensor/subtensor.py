@@ -1,4 +1,4 @@
-"""Indexing (``x[idx]``) and writing into the indexed part of a tensor.
+"""Indexing (``x[idx]``) and writing into the indexed part of a tensor: the four ops and the user functions.
 
 Basic indexing (integers, slices, ``...``, ``None``) is a ``Subtensor`` op
 whose output is a view of its input; integer-array and boolean-mask indexing
@@ -16,6 +16,9 @@ integers in it are extra inputs of the node:
 >>> y.eval({x: np.arange(6.0).reshape(2, 3), i: -1})
 array([4., 5.])
 
+How an index is read into ``idx_list`` is :mod:`symlab.tensor.subtensor_index`; the shape of the result,
+:mod:`symlab.tensor.subtensor_shape`.
+
 ``set_subtensor`` and ``inc_subtensor`` take an indexed variable and return
 the *whole* tensor, with the indexed part replaced or incremented:
 
@@ -30,7 +33,6 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -38,10 +40,29 @@ import numpy as np
 from symlab.graph.basic import Apply, Constant, Variable
 from symlab.graph.null_type import disconnected
 from symlab.graph.op import Op
-from symlab.tensor.basic import as_tensor_variable, cast, constant, is_weak
+from symlab.tensor.alloc import arange
+from symlab.tensor.basic import cast
+from symlab.tensor.conversion import as_tensor_variable, constant, is_weak
 from symlab.tensor.elemwise import DimShuffle
+from symlab.tensor.math import eq, second, switch
+from symlab.tensor.reduction import sum as tsum
+from symlab.tensor.shape_of import specify_shape
+from symlab.tensor.subtensor_index import (
+    IndexEntry,
+    IndexVar,
+    consumed_dims,
+    entry_str,
+    expand_ellipsis,
+    holds_variables,
+    index_entry,
+    is_array_index,
+    normalize_idx_list,
+    placeholders,
+    split_index,
+    substitute,
+)
+from symlab.tensor.subtensor_shape import UNKNOWN, AdvancedIndex, as_int64, indexed_shape
 from symlab.tensor.type import TensorType
-from symlab.tensor.variable import TensorVariable
 
 __all__ = [
     "AdvancedIncSubtensor",
@@ -55,260 +76,6 @@ __all__ = [
 
 
 # =========================================================================================
-# The static structure of an index
-# =========================================================================================
-@dataclass(frozen=True)
-class IndexVar:
-    """Placeholder in an ``idx_list`` for an index given as a symbolic input.
-
-    ``dtype`` and ``ndim`` describe that input: ``IndexVar("int64")`` is a
-    scalar, ``IndexVar("bool", 2)`` a boolean mask of a matrix.
-    """
-
-    dtype: str
-    ndim: int = 0
-
-    @property
-    def is_mask(self) -> bool:
-        return self.dtype == "bool"
-
-    def __str__(self) -> str:
-        return self.dtype if self.ndim == 0 else f"{self.dtype}[{', '.join(':' * self.ndim)}]"
-
-    def describe(self) -> str:
-        return f"a {self.dtype} scalar" if self.ndim == 0 else f"a {self.ndim}-d {self.dtype} tensor"
-
-
-#: An entry of ``idx_list``: an int, a slice as ``(start, stop, step)``, an
-#: ``IndexVar``, or ``None`` (a new axis; in advanced indexing only).
-IndexEntry = Any
-
-
-def _normalize_idx_list(op: str, idx_list: Sequence[Any], advanced: bool) -> tuple[IndexEntry, ...]:
-    """Check ``idx_list`` and make it hashable (slices become tuples)."""
-
-    def scalar(v: Any, where: str) -> int | IndexVar:
-        if isinstance(v, IndexVar) and v.ndim == 0 and v.dtype.startswith(("int", "uint")):
-            return v
-        if isinstance(v, int | np.integer) and not isinstance(v, bool | np.bool_):
-            return int(v)
-        raise TypeError(f"{op}: {where} must be an int or an integer IndexVar, received {v!r}")
-
-    out: list[IndexEntry] = []
-    for e in idx_list:
-        if isinstance(e, slice):
-            e = (e.start, e.stop, e.step)
-        if isinstance(e, tuple):
-            if len(e) != 3:
-                raise TypeError(f"{op}: a slice entry is (start, stop, step), received {e!r}")
-            e = tuple(None if f is None else scalar(f, "a slice field") for f in e)
-            if e[2] == 0:
-                raise ValueError(f"{op}: slice step cannot be zero")
-        elif e is None or e is Ellipsis:
-            if not advanced:
-                raise TypeError(f"{op}: idx_list holds no {e}: getitem expands ... and adds new axes with a DimShuffle")
-        elif isinstance(e, IndexVar) and e.ndim > 0:
-            if not advanced:
-                raise TypeError(f"{op}: array index {e} needs AdvancedSubtensor")
-            if not (e.is_mask or e.dtype.startswith(("int", "uint"))):
-                raise TypeError(f"{op}: array indices must be integer or boolean, received {e}")
-        else:
-            e = scalar(e, "an index")
-        out.append(e)
-    return tuple(out)
-
-
-def _entry_str(e: IndexEntry) -> str:
-    if isinstance(e, tuple):
-        start, stop, step = ("" if f is None else str(f) for f in e)
-        return f"{start}:{stop}" + (f":{step}" if step else "")
-    return "None" if e is None else "..." if e is Ellipsis else str(e)
-
-
-def _consumed(e: IndexEntry) -> int:
-    """How many dimensions of the indexed tensor an entry uses up."""
-    if e is None or e is Ellipsis:
-        return 0
-    return e.ndim if isinstance(e, IndexVar) and e.is_mask else 1
-
-
-def _placeholders(idx_list: Sequence[IndexEntry]) -> list[IndexVar]:
-    flat = [f for e in idx_list for f in (e if isinstance(e, tuple) else (e,))]
-    return [f for f in flat if isinstance(f, IndexVar)]
-
-
-def _substitute(idx_list: Sequence[IndexEntry], values: Sequence[Any]) -> list[Any]:
-    """``idx_list`` with its placeholders replaced, in order, by ``values``."""
-    it = iter(values)
-
-    def sub(f: Any) -> Any:
-        return next(it) if isinstance(f, IndexVar) else f
-
-    return [tuple(sub(f) for f in e) if isinstance(e, tuple) else sub(e) for e in idx_list]
-
-
-# =========================================================================================
-# Output shapes, computed the same way from static sizes and from symbolic ones
-# =========================================================================================
-class _Unknown:
-    """A size that is not known while building the graph; arithmetic keeps it unknown."""
-
-    def _same(self, *_: Any) -> _Unknown:
-        return self
-
-    __add__ = __radd__ = __sub__ = __rsub__ = __floordiv__ = __rfloordiv__ = _same
-
-    def __repr__(self) -> str:
-        return "UNKNOWN"
-
-
-UNKNOWN = _Unknown()
-
-
-@dataclass
-class _Advanced:
-    """An advanced index for shape computation: the shape it contributes, the dims it uses."""
-
-    shape: tuple
-    consumed: int = 1
-
-
-def _known(*values: Any) -> bool:
-    return builtins.all(isinstance(v, int) for v in values)
-
-
-def _unknown(*values: Any) -> bool:
-    return builtins.any(v is UNKNOWN for v in values)
-
-
-def _binary(int_fn: Any, sym_name: str) -> Any:
-    def fn(a: Any, b: Any) -> Any:
-        if _unknown(a, b):
-            return UNKNOWN
-        if _known(a, b):
-            return int_fn(a, b)
-        from symlab.tensor import math
-
-        return getattr(math, sym_name)(a, b)
-
-    return fn
-
-
-_max = _binary(builtins.max, "maximum")
-_min = _binary(builtins.min, "minimum")
-_lt = _binary(lambda a, b: a < b, "lt")
-
-
-def _add(a: Any, b: Any) -> Any:
-    return a if isinstance(b, int) and b == 0 else a + b
-
-
-def _sub(a: Any, b: Any) -> Any:
-    return a if isinstance(b, int) and b == 0 else a - b
-
-
-def _where(cond: Any, a: Any, b: Any) -> Any:
-    if isinstance(cond, bool):
-        return a if cond else b
-    if cond is UNKNOWN or _unknown(a, b):
-        return a if _known(a, b) and a == b else UNKNOWN
-    from symlab.tensor.math import switch
-
-    return switch(cond, a, b)
-
-
-def _slice_length(n: Any, start: Any, stop: Any, step: Any) -> Any:
-    """``len(range(n)[start:stop:step])`` for ints, symbolic scalars or UNKNOWN."""
-    if start is None and stop is None and (step is None or (isinstance(step, int) and step == 1)):
-        return n
-    step = 1 if step is None else step
-    neg = _lt(step, 0)
-    lo, hi = _where(neg, -1, 0), _where(neg, _add(n, -1), n)
-
-    def bound(i: Any, default: Any) -> Any:
-        if i is None:
-            return default
-        return _where(_lt(i, 0), _max(_add(i, n), lo), _min(i, hi))
-
-    first = bound(start, _where(neg, _add(n, -1), 0))
-    end = bound(stop, _where(neg, -1, n))
-    # ceil((end - first) / step), for a step of either sign
-    sign = _where(neg, -1, 1)
-    numerator = _add(_sub(end, first), step - sign if _known(step, sign) else _sub(step, sign))
-    length = numerator if isinstance(step, int) and step == 1 else numerator // step
-    return _max(length, 0)
-
-
-def _broadcast_sizes(a: Any, b: Any, where: str) -> Any:
-    if isinstance(a, int) and a == 1:
-        return b
-    if isinstance(b, int) and b == 1:
-        return a
-    if _known(a, b):
-        if a != b:
-            raise IndexError(f"{where}: index arrays cannot be broadcast together (sizes {a} and {b})")
-        return a
-    if isinstance(a, int) or isinstance(b, int):
-        return a if isinstance(a, int) else b  # the other one must be 1 or the same
-    if _unknown(a, b):
-        return UNKNOWN
-    from symlab.tensor.math import eq, switch
-
-    return switch(eq(a, 1), b, a)
-
-
-def _broadcast_shapes(shapes: list[tuple], where: str) -> list:
-    ndim = builtins.max(len(s) for s in shapes)
-    out: list = [1] * ndim
-    for shape in shapes:
-        for k, size in enumerate(shape):
-            d = ndim - len(shape) + k
-            out[d] = _broadcast_sizes(out[d], size, where)
-    return out
-
-
-def _indexed_shape(shape: Sequence[Any], entries: Sequence[Any], where: str) -> list:
-    """The shape of ``x[entries]`` in NumPy's rules, given ``x``'s ``shape``.
-
-    Entries are ints or scalars (symbolic or UNKNOWN), slice tuples, ``None``
-    and ``_Advanced``. With advanced indices, scalars index like 0-d arrays;
-    the broadcast shape of all of them replaces them where they stand if they
-    are adjacent, and goes first otherwise.
-    """
-    advanced = builtins.any(isinstance(e, _Advanced) for e in entries)
-    if advanced:
-        entries = [
-            e if e is None or e is Ellipsis or isinstance(e, tuple | _Advanced) else _Advanced(()) for e in entries
-        ]
-    positions = [k for k, e in enumerate(entries) if isinstance(e, _Advanced)]
-    out: list = []
-    dim, insert_at = 0, None
-    for e in entries:
-        if e is None:
-            out.append(1)
-        elif e is Ellipsis:
-            continue  # kept only to separate advanced indices, as NumPy does
-        elif isinstance(e, tuple):
-            out.append(_slice_length(shape[dim], *e))
-            dim += 1
-        elif isinstance(e, _Advanced):
-            insert_at = len(out) if insert_at is None else insert_at
-            dim += e.consumed
-        else:
-            dim += 1
-    out.extend(shape[dim:])
-    if advanced:
-        adjacent = positions == list(range(positions[0], positions[-1] + 1))
-        at = insert_at if adjacent else 0
-        out[at:at] = _broadcast_shapes([entries[k].shape for k in positions], where)
-    return out
-
-
-def _as_int64(size: Any) -> Variable:
-    return constant(size, dtype="int64") if isinstance(size, int) else cast(size, "int64")
-
-
-# =========================================================================================
 # Ops
 # =========================================================================================
 class _IndexOp(Op):
@@ -318,33 +85,33 @@ class _IndexOp(Op):
     idx_list: tuple[IndexEntry, ...]
 
     def _init_idx(self, idx_list: Sequence[Any]) -> None:
-        self.idx_list = _normalize_idx_list(type(self).__name__, idx_list, self.advanced)
+        self.idx_list = normalize_idx_list(type(self).__name__, idx_list, self.advanced)
 
     def _index_str(self) -> str:
-        return ", ".join(_entry_str(e) for e in self.idx_list)
+        return ", ".join(entry_str(e) for e in self.idx_list)
 
-    def _check_index(self, x: Any, index: Sequence[Any]) -> tuple[TensorVariable, list[TensorVariable]]:
+    def _check_index(self, x: Any, index: Sequence[Any]) -> tuple[Variable, list[Variable]]:
         """Convert and check ``x`` and the index inputs; return them."""
         x = as_tensor_variable(x)
-        wanted = _placeholders(self.idx_list)
+        wanted = placeholders(self.idx_list)
         if len(index) != len(wanted):
             raise TypeError(f"{self}: expected {len(wanted)} index inputs ({wanted}), received {len(index)}")
         index = [as_tensor_variable(v) for v in index]
         for k, (ph, v) in enumerate(zip(wanted, index)):
             if v.dtype != ph.dtype or v.ndim != ph.ndim:
                 raise TypeError(f"{self}: index input {k} must be {ph.describe()}, received {v} ({v.type})")
-        used = builtins.sum(_consumed(e) for e in self.idx_list)
+        used = builtins.sum(consumed_dims(e) for e in self.idx_list)
         if used > x.ndim:
             raise IndexError(
                 f"{self}: too many indices for {x} ({x.type}): {used} dimensions are indexed, but it has {x.ndim}"
             )
         dim = 0
-        for e, value in zip(self.idx_list, _substitute(self.idx_list, index)):
+        for e, value in zip(self.idx_list, substitute(self.idx_list, index)):
             self._check_static_entry(x, dim, e, value)
-            dim += _consumed(e)
+            dim += consumed_dims(e)
         return x, index
 
-    def _check_static_entry(self, x: TensorVariable, dim: int, e: IndexEntry, value: Any) -> None:
+    def _check_static_entry(self, x: Variable, dim: int, e: IndexEntry, value: Any) -> None:
         if e is None or e is Ellipsis or isinstance(e, tuple):
             return
         if isinstance(e, IndexVar) and e.is_mask:
@@ -366,7 +133,7 @@ class _IndexOp(Op):
             )
 
     def _shape_entries(self, index: Sequence[Variable], symbolic_shapes: Sequence[Any] | None) -> list:
-        """``idx_list`` ready for :func:`_indexed_shape`, statically or symbolically."""
+        """``idx_list`` ready for :func:`indexed_shape`, statically or symbolically."""
 
         def resolve(v: Variable, k: int) -> Any:
             if v.ndim == 0:
@@ -375,29 +142,27 @@ class _IndexOp(Op):
                 return v if symbolic_shapes is not None else UNKNOWN
             if v.dtype == "bool":
                 if symbolic_shapes is not None:
-                    from symlab.tensor.reduction import sum as tsum
-
                     count = tsum(v)
                 else:
                     count = int(v.data.sum()) if isinstance(v, Constant) else UNKNOWN
-                return _Advanced((count,), v.ndim)
+                return AdvancedIndex((count,), v.ndim)
             if symbolic_shapes is not None:
-                return _Advanced(tuple(symbolic_shapes[k]))
-            return _Advanced(tuple(UNKNOWN if s is None else s for s in v.type.shape))
+                return AdvancedIndex(tuple(symbolic_shapes[k]))
+            return AdvancedIndex(tuple(UNKNOWN if s is None else s for s in v.type.shape))
 
         resolved = [resolve(v, k) for k, v in enumerate(index)]
-        return _substitute(self.idx_list, resolved)
+        return substitute(self.idx_list, resolved)
 
-    def _static_shape(self, x: TensorVariable, index: Sequence[Variable]) -> tuple[int | None, ...]:
+    def _static_shape(self, x: Variable, index: Sequence[Variable]) -> tuple[int | None, ...]:
         shape = [UNKNOWN if s is None else s for s in x.type.shape]
-        out = _indexed_shape(shape, self._shape_entries(index, None), str(self))
+        out = indexed_shape(shape, self._shape_entries(index, None), str(self))
         return tuple(None if s is UNKNOWN else s for s in out)
 
     def _symbolic_shape(self, node: Apply, input_shapes: Sequence[Sequence[Variable]]) -> tuple:
         """Symbolic shape of ``x[idx]``, for a node with inputs ``x, *index``."""
         entries = self._shape_entries(node.inputs[1:], input_shapes[1:])
         shape = [int(s.data) if isinstance(s, Constant) else s for s in input_shapes[0]]
-        return tuple(_as_int64(s) for s in _indexed_shape(shape, entries, str(self)))
+        return tuple(as_int64(s) for s in indexed_shape(shape, entries, str(self)))
 
     def _numpy_index(self, values: Sequence[Any]) -> tuple:
         """The NumPy index that ``idx_list`` stands for, given the index input values."""
@@ -407,7 +172,7 @@ class _IndexOp(Op):
             return int(v) if v.ndim == 0 else v
 
         return tuple(
-            slice(*e) if isinstance(e, tuple) else e for e in _substitute(self.idx_list, [convert(v) for v in values])
+            slice(*e) if isinstance(e, tuple) else e for e in substitute(self.idx_list, [convert(v) for v in values])
         )
 
 
@@ -434,8 +199,6 @@ class _BaseSubtensor(_IndexOp):
         return [tuple(s if n is None else constant(n, dtype="int64") for s, n in zip(symbolic, static))]
 
     def L_op(self, inputs, outputs, output_grads):  # noqa: N802
-        from symlab.tensor.math import second
-
         x, *index = inputs
         (g,) = output_grads
         zeros = second(x, constant(0, dtype=g.dtype))
@@ -555,8 +318,6 @@ class _BaseIncSubtensor(_IndexOp):
             gx = g
         gy = self._view_op()(g, *index)
         if self._last_write_wins() and _may_repeat(index):
-            from symlab.tensor.math import switch
-
             gy = switch(self._landed(x, index), gy, constant(0, dtype=gy.dtype))
         return [gx, _sum_to(gy, y)] + [disconnected() for _ in index]
 
@@ -573,9 +334,6 @@ class _BaseIncSubtensor(_IndexOp):
         their gradient is zero. The positions are found by this op itself writing their numbers:
         whichever write a backend keeps, the gradient agrees with it.
         """
-        from symlab.tensor.alloc import arange
-        from symlab.tensor.math import eq, second
-
         view = self._view_op()(x, *index)
         numbers = arange(view.size, dtype="int64").reshape(view.shape, ndim=view.ndim)
         written = type(self)(self.idx_list, set_instead_of_inc=True)(
@@ -665,130 +423,18 @@ def _may_repeat(index: Sequence[Variable]) -> bool:
 
 def _sum_to(g: Variable, y: Variable) -> Variable:
     """Sum ``g`` over the dimensions that ``y`` was broadcast along."""
-    from symlab.tensor.reduction import sum as tsum
-
     if g.ndim > y.ndim:
         g = tsum(g, axis=tuple(range(g.ndim - y.ndim)))
     axes = [d for d in range(y.ndim) if y.type.shape[d] == 1 and g.type.shape[d] != 1]
     return tsum(g, axis=axes, keepdims=True) if axes else g
 
 
+
 # =========================================================================================
 # User functions
 # =========================================================================================
-def _index_error(x: Variable, entry: Any, why: str) -> TypeError:
-    shown = f"{entry} ({entry.type})" if isinstance(entry, Variable) else f"{type(entry).__name__} {entry!r:.40}"
-    return TypeError(
-        f"getitem: cannot index {x} ({x.type}) with {shown}: {why}; indices must be integers, slices, "
-        "..., None, integer arrays or boolean masks"
-    )
-
-
-def _scalar_field(x: Variable, value: Any) -> Any:
-    """A slice field: None, an int or a symbolic integer scalar."""
-    if value is None:
-        return None
-    entry = _index_entry(x, value)
-    if isinstance(entry, Variable) and entry.ndim > 0:
-        raise _index_error(x, value, "a slice bound must be a scalar")
-    return entry
-
-
-def _index_entry(x: Variable, e: Any) -> Any:
-    """One element of an index, classified: Ellipsis, None, int, slice tuple or tensor."""
-    if e is Ellipsis or e is None:
-        return e
-    if isinstance(e, slice):
-        return tuple(_scalar_field(x, f) for f in (e.start, e.stop, e.step))
-    if isinstance(e, bool | np.bool_):
-        raise _index_error(x, e, "a boolean scalar is not supported as an index")
-    if isinstance(e, int | np.integer):
-        return int(e)
-    if isinstance(e, Variable):
-        if not isinstance(e.type, TensorType):
-            raise _index_error(x, e, "it is not a tensor")
-        v = e
-    elif isinstance(e, list | tuple) and _holds_variables(e):
-        v = as_tensor_variable(e)
-    else:
-        try:
-            array = np.asarray(e)
-        except (TypeError, ValueError):
-            raise _index_error(x, e, "it is not an array of numbers") from None
-        if array.size == 0 and array.dtype.kind == "f":
-            array = array.astype("int64")  # x[[]]: an empty list is an empty integer index
-        if array.dtype.kind not in "biu":
-            raise _index_error(x, e, f"a {array.dtype} index is not an integer")
-        v = constant(array)
-    if v.dtype == "bool":
-        if v.ndim == 0:
-            raise _index_error(x, e, "a boolean scalar is not supported as an index")
-        return v
-    if not v.dtype.startswith(("int", "uint")):
-        raise _index_error(x, e, f"a {v.dtype} index is not an integer")
-    if v.ndim == 0 and isinstance(v, Constant):
-        return int(v.data)
-    return v
-
-
-def _holds_variables(seq: list | tuple) -> bool:
-    return builtins.any(isinstance(f, Variable) or (isinstance(f, list | tuple) and _holds_variables(f)) for f in seq)
-
-
-def _separates_arrays(before: list[Any], after: list[Any]) -> bool:
-    """Whether an empty ``...`` stands between advanced indices (NumPy then puts their dims first)."""
-    if not builtins.any(_is_array(e) for e in before + after):
-        return False
-
-    def advanced(e: Any) -> bool:
-        return e is not None and not isinstance(e, tuple)
-
-    return builtins.any(advanced(e) for e in before) and builtins.any(advanced(e) for e in after)
-
-
-def _is_array(e: Any) -> bool:
-    return isinstance(e, Variable) and e.ndim > 0
-
-
-def _expand_ellipsis(x: Variable, entries: list[Any]) -> list[Any]:
-    def consumed(e: Any) -> int:
-        if e is None or e is Ellipsis:
-            return 0
-        return e.ndim if isinstance(e, Variable) and e.dtype == "bool" else 1
-
-    used = builtins.sum(consumed(e) for e in entries)
-    if used > x.ndim:
-        raise IndexError(
-            f"getitem: too many indices for {x} ({x.type}): {used} dimensions are indexed, but it has {x.ndim}"
-        )
-    n_ellipsis = builtins.sum(1 for e in entries if e is Ellipsis)
-    if n_ellipsis > 1:
-        raise IndexError(f"getitem: an index of {x} can have only one ellipsis (...)")
-    if n_ellipsis:
-        k = next(k for k, e in enumerate(entries) if e is Ellipsis)
-        if x.ndim > used or not (_separates_arrays(entries[:k], entries[k + 1 :])):
-            entries = entries[:k] + [(None, None, None)] * (x.ndim - used) + entries[k + 1 :]
-    while entries and entries[-1] == (None, None, None) and Ellipsis not in entries:
-        entries.pop()  # x[1, :] is x[1]
-    return entries
-
-
-def _split(entries: list[Any]) -> tuple[list[IndexEntry], list[Variable]]:
-    """``idx_list`` with placeholders for the symbolic entries, and those entries."""
-    inputs: list[Variable] = []
-
-    def place(f: Any) -> Any:
-        if isinstance(f, Variable):
-            inputs.append(f)
-            return IndexVar(f.dtype, f.ndim)
-        return f
-
-    idx_list = [tuple(place(f) for f in e) if isinstance(e, tuple) else place(e) for e in entries]
-    return idx_list, inputs
-
-
-def getitem(x: Any, index: Any) -> TensorVariable:
-    """``x[index]`` with NumPy's semantics; ``TensorVariable.__getitem__`` calls it.
+def getitem(x: Any, index: Any) -> Variable:
+    """``x[index]`` with NumPy's semantics; ``Variable.__getitem__`` calls it.
 
     Integers, slices, ``...`` and ``None`` make a :class:`Subtensor` (with a
     ``DimShuffle`` after it for new axes); integer arrays (variables, lists,
@@ -810,11 +456,11 @@ def getitem(x: Any, index: Any) -> TensorVariable:
     """
     x = as_tensor_variable(x)
     raw = index if isinstance(index, tuple) else (index,)
-    entries = _expand_ellipsis(x, [_index_entry(x, e) for e in raw])
-    if builtins.any(_is_array(e) for e in entries):
-        idx_list, inputs = _split(entries)
+    entries = expand_ellipsis(x, [index_entry(x, e) for e in raw])
+    if builtins.any(is_array_index(e) for e in entries):
+        idx_list, inputs = split_index(entries)
         return AdvancedSubtensor(idx_list)(x, *inputs)
-    idx_list, inputs = _split([e for e in entries if e is not None])
+    idx_list, inputs = split_index([e for e in entries if e is not None])
     out = Subtensor(idx_list)(x, *inputs)
     if len(idx_list) == len(entries):
         return out
@@ -844,9 +490,9 @@ def _indexing_node(x: Variable, fname: str) -> tuple[Apply, tuple[int, ...]]:
     return node, ()
 
 
-def _as_update(y: Any, x: Variable, fname: str) -> TensorVariable:
+def _as_update(y: Any, x: Variable, fname: str) -> Variable:
     """``y`` with the dtype of ``x``: values are converted, variables cast if that loses nothing."""
-    if isinstance(y, list | tuple) and _holds_variables(y):
+    if isinstance(y, list | tuple) and holds_variables(y):
         y = as_tensor_variable(y)
     if not isinstance(y, Variable) or is_weak(y):
         return as_tensor_variable(y.data.item() if isinstance(y, Constant) else y, dtype=x.dtype)
@@ -860,7 +506,7 @@ def _as_update(y: Any, x: Variable, fname: str) -> TensorVariable:
     return y
 
 
-def inc_subtensor(x: Any, y: Any, set_instead_of_inc: bool = False, ignore_duplicates: bool = False) -> TensorVariable:
+def inc_subtensor(x: Any, y: Any, set_instead_of_inc: bool = False, ignore_duplicates: bool = False) -> Variable:
     """The tensor that ``x`` indexes, with ``x`` incremented by ``y`` (which broadcasts).
 
     ``x`` must be an indexing result, ``v[idx]``; the answer has ``v``'s type.
@@ -883,8 +529,6 @@ def inc_subtensor(x: Any, y: Any, set_instead_of_inc: bool = False, ignore_dupli
     if new_axes:  # x is v[idx] with new axes: drop them from y
         y = DimShuffle(y.ndim, ("x",) * (x.ndim - y.ndim) + tuple(range(y.ndim)))(y)
         if builtins.any(y.type.shape[d] != 1 for d in new_axes):
-            from symlab.tensor.shape import specify_shape
-
             y = specify_shape(y, [1 if d in new_axes else None for d in range(y.ndim)])
         y = DimShuffle(y.ndim, [d for d in range(y.ndim) if d not in new_axes])(y)
     op = node.op
@@ -895,7 +539,7 @@ def inc_subtensor(x: Any, y: Any, set_instead_of_inc: bool = False, ignore_dupli
     return inc(node.inputs[0], y, *node.inputs[1:])
 
 
-def set_subtensor(x: Any, y: Any) -> TensorVariable:
+def set_subtensor(x: Any, y: Any) -> Variable:
     """The tensor that ``x`` indexes, with ``x`` replaced by ``y`` (which broadcasts).
 
     >>> import numpy as np

@@ -16,16 +16,15 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from symlab.config import config
-from symlab.graph.basic import Variable
+from symlab.graph.basic import Constant, Variable
 from symlab.graph.type import Type
 from symlab.scalar.type import arrays_close, check_dtype, filter_value, get_scalar_type
-from symlab.tensor.variable import TensorConstant, TensorVariable
 
 StaticShape = tuple[int | None, ...]
 
@@ -63,8 +62,12 @@ class TensorType(Type):
     """
 
     __props__ = ("dtype", "shape")
-    variable_type = TensorVariable
-    constant_type = TensorConstant
+    # This is the lowest module of the tensor package: the classes of its variables and constants and the two
+    # functions its conversions call are defined above it, and registered with register_tensor_type_parts.
+    variable_type: type[Variable]
+    constant_type: type[Constant]
+    _as_tensor_variable: Callable[..., Variable]
+    _specify_shape: Callable[[Variable, tuple[int | None, ...]], Variable]
 
     def __init__(
         self,
@@ -164,6 +167,10 @@ class TensorType(Type):
     def get_size(self, shape_info: tuple[int, ...]) -> int:
         return int(np.prod(shape_info, dtype=np.int64)) * self.numpy_dtype.itemsize
 
+    def make_constant(self, value: Any, name: str | None = None, weak: bool = False) -> Constant:
+        """A constant of this type holding ``value`` (``weak``: it stands for a Python number)."""
+        return self.constant_type(self, value, name, weak=weak)
+
     def value_zeros(self, shape: tuple[int, ...]) -> np.ndarray:
         return np.zeros(shape, dtype=self.dtype)
 
@@ -196,10 +203,8 @@ class TensorType(Type):
             and other.ndim == self.ndim
             and all(s is None or o is None or s == o for s, o in zip(self.shape, other.shape))
         ):
-            from symlab.tensor.shape import specify_shape
-
             merged = tuple(s if s is not None else o for s, o in zip(self.shape, other.shape))
-            return specify_shape(var, merged)
+            return self._specify_shape(var, merged)
         return None
 
     def filter_variable(self, other: Any, allow_convert: bool = True) -> Variable:
@@ -210,14 +215,41 @@ class TensorType(Type):
         ``TypeError`` naming both types.
         """
         if not isinstance(other, Variable):
-            from symlab.tensor.basic import as_tensor_variable
-
-            other = as_tensor_variable(other, dtype=self.dtype, ndim=self.ndim)
+            other = self._as_tensor_variable(other, dtype=self.dtype, ndim=self.ndim)
         return super().filter_variable(other, allow_convert)
 
     # -- printing ------------------------------------------------------------------
     def __repr__(self) -> str:
         return f"TensorType({self.dtype}, {_shape_str(self.shape)})"
+
+
+def register_tensor_type_parts(
+    *,
+    variable_type: type[Variable] | None = None,
+    constant_type: type[Constant] | None = None,
+    as_tensor_variable: Callable[..., Variable] | None = None,
+    specify_shape: Callable[[Variable, tuple[int | None, ...]], Variable] | None = None,
+) -> None:
+    """Give :class:`TensorType` what the modules above it define; each calls this when it is imported.
+
+    - ``variable_type``, ``constant_type``: the classes of its variables and constants,
+      ``TensorVariable`` and ``TensorConstant`` (:mod:`symlab.tensor.variable`, the top of the package:
+      their operators call every op);
+    - ``as_tensor_variable`` (:mod:`symlab.tensor.conversion`): how :meth:`TensorType.filter_variable`
+      turns a value into a variable;
+    - ``specify_shape`` (:mod:`symlab.tensor.shape_of`): how :meth:`TensorType.convert_variable` narrows a
+      variable to a static shape.
+
+    Importing :mod:`symlab.tensor` (which ``import symlab`` does) imports them all.
+    """
+    if variable_type is not None:
+        TensorType.variable_type = variable_type
+    if constant_type is not None:
+        TensorType.constant_type = constant_type
+    if as_tensor_variable is not None:
+        TensorType._as_tensor_variable = staticmethod(as_tensor_variable)
+    if specify_shape is not None:
+        TensorType._specify_shape = staticmethod(specify_shape)
 
 
 def _shape_str(shape: StaticShape) -> str:

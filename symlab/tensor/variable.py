@@ -1,6 +1,8 @@
 """``TensorVariable`` and ``TensorConstant``: the variables users write graphs with.
 
-Python operators build graph nodes:
+Their operators and methods call the ops, so this module sits above every op module of the package
+(the ops' gradients may call these methods: ``g.sum(axis)``); ``TensorType``, at the bottom, learns
+these classes from here. Python operators build graph nodes:
 
 >>> import symlab.tensor as st
 >>> x = st.dmatrix("x")
@@ -20,16 +22,18 @@ from typing import Any
 import numpy as np
 
 from symlab.graph.basic import Constant, Variable
+from symlab.tensor import math, reduction
+from symlab.tensor.alloc import zeros_like
+from symlab.tensor.basic import cast, dimshuffle, squeeze, transpose
+from symlab.tensor.products import dot, matmul
+from symlab.tensor.shape import flatten, reshape
+from symlab.tensor.shape_of import shape
+from symlab.tensor.subtensor import getitem
+from symlab.tensor.transfer import transfer
+from symlab.tensor.type import register_tensor_type_parts
 
 #: The scalar ops whose results refuse ``bool()`` (see ``__bool__``).
 _COMPARISONS = frozenset({"lt", "le", "gt", "ge", "eq", "neq"})
-
-
-def _t():
-    """The ``symlab.tensor`` namespace (imported late: it imports this module)."""
-    import symlab.tensor
-
-    return symlab.tensor
 
 
 class _TensorOperators:
@@ -55,15 +59,15 @@ class _TensorOperators:
     @property
     def shape(self):
         """The symbolic shape: a vector of int64 (``x.shape[0]`` is a scalar)."""
-        return _t().shape(self)
+        return shape(self)
 
     @property
     def size(self):
-        return _t().prod(self.shape)
+        return reduction.prod(self.shape)
 
     @property
     def T(self):  # noqa: N802 - NumPy's name
-        return _t().transpose(self)
+        return transpose(self)
 
     def __bool__(self) -> bool:
         """True, as in Theano (``if not W:`` tests that ``W`` was given), except for a comparison.
@@ -99,188 +103,190 @@ class _TensorOperators:
     def __add__(self, other):
         if getattr(other, "defers_tensor_operators", False):
             return NotImplemented
-        return _t().add(self, other)
+        return math.add(self, other)
 
     def __radd__(self, other):
-        return _t().add(other, self)
+        return math.add(other, self)
 
     def __sub__(self, other):
-        return _t().sub(self, other)
+        return math.sub(self, other)
 
     def __rsub__(self, other):
-        return _t().sub(other, self)
+        return math.sub(other, self)
 
     def __mul__(self, other):
         if getattr(other, "defers_tensor_operators", False):
             return NotImplemented
-        return _t().mul(self, other)
+        return math.mul(self, other)
 
     def __rmul__(self, other):
-        return _t().mul(other, self)
+        return math.mul(other, self)
 
     def __truediv__(self, other):
-        return _t().true_div(self, other)
+        return math.true_div(self, other)
 
     def __rtruediv__(self, other):
-        return _t().true_div(other, self)
+        return math.true_div(other, self)
 
     def __floordiv__(self, other):
-        return _t().int_div(self, other)
+        return math.int_div(self, other)
 
     def __rfloordiv__(self, other):
-        return _t().int_div(other, self)
+        return math.int_div(other, self)
 
     def __mod__(self, other):
-        return _t().mod(self, other)
+        return math.mod(self, other)
 
     def __rmod__(self, other):
-        return _t().mod(other, self)
+        return math.mod(other, self)
 
     def __pow__(self, other):
-        return _t().pow(self, other)
+        return math.pow(self, other)
 
     def __rpow__(self, other):
-        return _t().pow(other, self)
+        return math.pow(other, self)
 
     def __neg__(self):
-        return _t().neg(self)
+        return math.neg(self)
 
     def __pos__(self):
         return self
 
     def __abs__(self):
-        return _t().abs(self)
+        return math.abs(self)
 
     def __matmul__(self, other):
         if getattr(other, "defers_tensor_operators", False):
             return NotImplemented
-        return _t().matmul(self, other)
+        return matmul(self, other)
 
     def __rmatmul__(self, other):
-        return _t().matmul(other, self)
+        return matmul(other, self)
 
     # -- comparison and logic (``==`` stays identity: variables are dict keys) --
     def __lt__(self, other):
-        return _t().lt(self, other)
+        return math.lt(self, other)
 
     def __le__(self, other):
-        return _t().le(self, other)
+        return math.le(self, other)
 
     def __gt__(self, other):
-        return _t().gt(self, other)
+        return math.gt(self, other)
 
     def __ge__(self, other):
-        return _t().ge(self, other)
+        return math.ge(self, other)
 
     def __and__(self, other):
-        return _t().and_(self, other)
+        return math.and_(self, other)
 
     def __rand__(self, other):
-        return _t().and_(other, self)
+        return math.and_(other, self)
 
     def __or__(self, other):
-        return _t().or_(self, other)
+        return math.or_(self, other)
 
     def __ror__(self, other):
-        return _t().or_(other, self)
+        return math.or_(other, self)
 
     def __xor__(self, other):
-        return _t().xor(self, other)
+        return math.xor(self, other)
 
     def __rxor__(self, other):
-        return _t().xor(other, self)
+        return math.xor(other, self)
 
     def __invert__(self):
-        return _t().invert(self)
+        return math.invert(self)
 
     __hash__ = Variable.__hash__
 
     # -- indexing and shape ----------------------------------------------------------
     def __getitem__(self, index):
-        return _t().getitem(self, index)
+        return getitem(self, index)
 
     def reshape(self, *shape, ndim: int | None = None):
         if len(shape) == 1 and not isinstance(shape[0], int | np.integer):
             shape = shape[0]
-        return _t().reshape(self, shape, ndim=ndim)
+        return reshape(self, shape, ndim=ndim)
 
     def flatten(self, ndim: int = 1):
-        return _t().flatten(self, ndim)
+        return flatten(self, ndim)
 
     def dimshuffle(self, *pattern):
         if len(pattern) == 1 and isinstance(pattern[0], list | tuple):
             pattern = tuple(pattern[0])
-        return _t().dimshuffle(self, pattern)
+        return dimshuffle(self, pattern)
 
     def transpose(self, *axes):
         if len(axes) == 1 and isinstance(axes[0], list | tuple):
             axes = tuple(axes[0])
-        return _t().transpose(self, axes or None)
+        return transpose(self, axes or None)
 
     def squeeze(self, axis=None):
-        return _t().squeeze(self, axis)
+        return squeeze(self, axis)
 
     def astype(self, dtype):
-        return _t().cast(self, dtype)
+        return cast(self, dtype)
 
     def copy(self, name: str | None = None):
-        out = _t().identity(self)
+        out = math.identity(self)
         out.name = name
         return out
 
     # -- reductions and friends -----------------------------------------------------------
     def sum(self, axis=None, keepdims: bool = False, dtype=None):
-        return _t().sum(self, axis=axis, keepdims=keepdims, dtype=dtype)
+        return reduction.sum(self, axis=axis, keepdims=keepdims, dtype=dtype)
 
     def prod(self, axis=None, keepdims: bool = False, dtype=None):
-        return _t().prod(self, axis=axis, keepdims=keepdims, dtype=dtype)
+        return reduction.prod(self, axis=axis, keepdims=keepdims, dtype=dtype)
 
     def mean(self, axis=None, keepdims: bool = False):
-        return _t().mean(self, axis=axis, keepdims=keepdims)
+        return reduction.mean(self, axis=axis, keepdims=keepdims)
 
     def var(self, axis=None, keepdims: bool = False, ddof: int = 0):
-        return _t().var(self, axis=axis, keepdims=keepdims, ddof=ddof)
+        return reduction.var(self, axis=axis, keepdims=keepdims, ddof=ddof)
 
     def std(self, axis=None, keepdims: bool = False, ddof: int = 0):
-        return _t().std(self, axis=axis, keepdims=keepdims, ddof=ddof)
+        return reduction.std(self, axis=axis, keepdims=keepdims, ddof=ddof)
 
     def max(self, axis=None, keepdims: bool = False):
-        return _t().max(self, axis=axis, keepdims=keepdims)
+        return reduction.max(self, axis=axis, keepdims=keepdims)
 
     def min(self, axis=None, keepdims: bool = False):
-        return _t().min(self, axis=axis, keepdims=keepdims)
+        return reduction.min(self, axis=axis, keepdims=keepdims)
 
     def all(self, axis=None, keepdims: bool = False):
-        return _t().all(self, axis=axis, keepdims=keepdims)
+        return reduction.all(self, axis=axis, keepdims=keepdims)
 
     def any(self, axis=None, keepdims: bool = False):
-        return _t().any(self, axis=axis, keepdims=keepdims)
+        return reduction.any(self, axis=axis, keepdims=keepdims)
 
     def argmax(self, axis=None, keepdims: bool = False):
-        return _t().argmax(self, axis=axis, keepdims=keepdims)
+        return reduction.argmax(self, axis=axis, keepdims=keepdims)
 
     def argmin(self, axis=None, keepdims: bool = False):
-        return _t().argmin(self, axis=axis, keepdims=keepdims)
+        return reduction.argmin(self, axis=axis, keepdims=keepdims)
 
     def dot(self, other):
-        return _t().dot(self, other)
+        return dot(self, other)
 
     def clip(self, a_min, a_max):
-        return _t().clip(self, a_min, a_max)
+        return math.clip(self, a_min, a_max)
 
     def round(self):
-        return _t().round(self)
+        return math.round(self)
 
     def exp(self):
-        return _t().exp(self)
+        return math.exp(self)
 
     def log(self):
-        return _t().log(self)
+        return math.log(self)
+
+    def zeros_like(self, dtype: Any = None):
+        """Zeros of this variable's shape and (by default) dtype, as PyTensor's ``x.zeros_like()``."""
+        return zeros_like(self, dtype)
 
     def transfer(self, target: Any) -> Any:
         """This variable moved to ``target`` (seed 002): itself for ``"cpu"``; see :mod:`symlab.tensor.transfer`."""
-        from symlab.tensor.transfer import transfer
-
         return transfer(self, target)
 
 
@@ -325,3 +331,7 @@ def constant_text(data: np.ndarray) -> str:
     if data.size <= 8:
         return np.array2string(data, separator=" ", max_line_width=10_000).replace("\n", "")
     return f"{data.shape} array of {data.dtype}"
+
+
+# TensorType (the lowest module of the package) makes its variables and constants of these classes.
+register_tensor_type_parts(variable_type=TensorVariable, constant_type=TensorConstant)

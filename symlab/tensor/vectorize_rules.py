@@ -25,11 +25,15 @@ from __future__ import annotations
 from typing import Any
 
 from symlab.graph.basic import Apply, Variable
-from symlab.graph.replace import VectorizeError, register_vectorize
+from symlab.graph.replace import VectorizeError, register_value_converter, register_vectorize
+from symlab.tensor.basic import as_tensor_variable
 from symlab.tensor.elemwise import DimShuffle, Elemwise
 from symlab.tensor.products import Dot, MatMul
 from symlab.tensor.reduction import ArgReduce, Reduce, ReducedSize
-from symlab.tensor.shape import Shape, Shape_i
+from symlab.tensor.shape_of import Shape, Shape_i
+
+# A replacement given as an array becomes a tensor constant.
+register_value_converter(as_tensor_variable)
 
 
 def _pad(x: Variable, batch: int, target: int) -> Variable:

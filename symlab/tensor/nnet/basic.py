@@ -22,8 +22,10 @@ import numpy as np
 
 from symlab.graph.basic import Variable
 from symlab.tensor import math as M
+from symlab.tensor.alloc import arange
 from symlab.tensor.basic import as_tensor_variable, cast
 from symlab.tensor.elemwise import DimShuffle
+from symlab.tensor.reduction import sum as tsum
 from symlab.tensor.special import Softmax
 
 sigmoid = M.sigmoid
@@ -185,9 +187,6 @@ def categorical_crossentropy(coding_dist: Any, true_dist: Any) -> Variable:
     >>> np.round(T.nnet.categorical_crossentropy(p, onehot).eval({p: probs, onehot: np.eye(2)}), 6)
     array([0.693147, 0.105361])
     """
-    from symlab.tensor.alloc import arange
-    from symlab.tensor.reduction import sum as tsum
-
     fname = "nnet.categorical_crossentropy"
     p = _real(coding_dist, fname, "coding_dist")
     t = _tensor(true_dist, fname, "true_dist")

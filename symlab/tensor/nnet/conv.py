@@ -54,7 +54,9 @@ from numpy.lib.stride_tricks import sliding_window_view
 from symlab.graph.basic import Apply, Variable
 from symlab.graph.null_type import disconnected
 from symlab.graph.op import Op
-from symlab.tensor.basic import as_tensor_input, constant
+from symlab.tensor.conversion import as_tensor_input, constant
+from symlab.tensor.joining import shape_vector, static_entries, vector_entry
+from symlab.tensor.shape_of import shape_i
 from symlab.tensor.type import TensorType
 
 #: A border mode once normalized: a name, or the zero padding ``(rows, cols)``.
@@ -391,23 +393,13 @@ def _show(shape: Sequence[int | None]) -> str:
 
 
 def _static_entries(v: Variable) -> tuple[int | None, int | None]:
-    from symlab.tensor.shape import _static_entries as entries
-
-    known = entries(v) if v.type.shape[0] == 2 else (None, None)
+    known = static_entries(v) if v.type.shape[0] == 2 else (None, None)
     return (known[0], known[1])
-
-
-def _vector_entry(v: Variable, i: int) -> Variable:
-    from symlab.tensor.shape import _vector_entry as entry
-
-    return entry(v, i)
 
 
 def _spatial_shape(x: Variable) -> Variable:
     """The rows and columns of the 4-d ``x``, an int64 vector (a constant where the type knows them)."""
-    from symlab.tensor.shape import _shape_vector, shape_i
-
-    return _shape_vector([s if s is not None else shape_i(x, 2 + a) for a, s in enumerate(x.type.shape[2:])], "conv2d")
+    return shape_vector([s if s is not None else shape_i(x, 2 + a) for a, s in enumerate(x.type.shape[2:])], "conv2d")
 
 
 def _float_dtype(*vars: Variable) -> str:
@@ -492,7 +484,7 @@ class Conv2dGradWeights(_Conv2dBase):
         xs, ts, _ = input_shapes
         shape = node.inputs[2]
         static = node.outputs[0].type.shape
-        symbolic = (ts[1], xs[1], _vector_entry(shape, 0), _vector_entry(shape, 1))
+        symbolic = (ts[1], xs[1], vector_entry(shape, 0), vector_entry(shape, 1))
         return [tuple(s if n is None else constant(n, dtype="int64") for s, n in zip(symbolic, static))]
 
     def L_op(self, inputs, outputs, output_grads):  # noqa: N802
@@ -535,7 +527,7 @@ class Conv2dGradInputs(_Conv2dBase):
         ws, ts, _ = input_shapes
         shape = node.inputs[2]
         static = node.outputs[0].type.shape
-        symbolic = (ts[0], ws[1], _vector_entry(shape, 0), _vector_entry(shape, 1))
+        symbolic = (ts[0], ws[1], vector_entry(shape, 0), vector_entry(shape, 1))
         return [tuple(s if n is None else constant(n, dtype="int64") for s, n in zip(symbolic, static))]
 
     def L_op(self, inputs, outputs, output_grads):  # noqa: N802

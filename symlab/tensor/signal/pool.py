@@ -46,7 +46,9 @@ import numpy as np
 
 from symlab.graph.basic import Apply, Variable
 from symlab.graph.op import Op
-from symlab.tensor.basic import as_tensor_variable, get_scalar_constant_value
+from symlab.tensor.alloc import zeros_like
+from symlab.tensor.basic import as_tensor_variable, constant, get_scalar_constant_value
+from symlab.tensor.math import maximum
 from symlab.tensor.type import TensorType
 
 #: The pooling modes, as Theano names them.
@@ -135,9 +137,6 @@ def output_size(size: int, ws: int, stride: int, pad: int, ignore_border: bool) 
 
 def _symbolic_output_size(size: Variable, ws: int, stride: int, pad: int, ignore_border: bool) -> Variable:
     """:func:`output_size` of a symbolic size (int64 scalar): same rule, branches taken on the static props."""
-    from symlab.tensor.basic import constant
-    from symlab.tensor.math import maximum
-
     try:
         return constant(output_size(int(get_scalar_constant_value(size)), ws, stride, pad, ignore_border),
                         dtype="int64")
@@ -327,8 +326,6 @@ class Pool(_PoolBase):
     def L_op(self, inputs, outputs, output_grads):  # noqa: N802 - PyTensor's name
         (x,), (out,), (gz,) = inputs, outputs, output_grads
         if np.dtype(x.type.dtype).kind != "f":
-            from symlab.tensor.alloc import zeros_like
-
             return [zeros_like(x, dtype="float64")]
         if self.mode == "max":
             return [MaxPoolGrad(**self._params())(x, out, gz)]
@@ -371,8 +368,6 @@ class MaxPoolGrad(_PoolBase):
         return [tuple(input_shapes[0])]
 
     def grad(self, inputs, output_grads):
-        from symlab.tensor.alloc import zeros_like
-
         x, maxout, _ = inputs
         (ggx,) = output_grads
         return [zeros_like(x), zeros_like(maxout), DownsampleFactorMaxGradGrad(**self._params())(x, maxout, ggx)]
@@ -417,8 +412,6 @@ class AveragePoolGrad(_PoolBase):
         return [tuple(input_shapes[0])]
 
     def grad(self, inputs, output_grads):
-        from symlab.tensor.alloc import zeros_like
-
         x, _ = inputs
         (ggx,) = output_grads
         return [zeros_like(x), Pool(mode=self.mode, **self._params())(ggx)]
@@ -461,8 +454,6 @@ class DownsampleFactorMaxGradGrad(_PoolBase):
         return [tuple(input_shapes[1])]
 
     def grad(self, inputs, output_grads):
-        from symlab.tensor.alloc import zeros_like
-
         x, maxout, _ = inputs
         (gz,) = output_grads
         return [zeros_like(x), zeros_like(maxout), MaxPoolGrad(**self._params())(x, maxout, gz)]

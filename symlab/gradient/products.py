@@ -1,5 +1,5 @@
 """PyTensor 3's names for the products of a Jacobian with a vector: ``pullback``, ``pushforward``,
-``hessian_vector_product`` (importable from :mod:`symlab.gradient`, beside ``Lop`` and ``Rop``).
+``hessian_vector_product`` (importable from :mod:`symlab.gradient`, beside ``Lop`` and ``Rop``), built on ``grad``.
 
 - ``pullback(f, wrt, cotangents)``: the vector-Jacobian product ``v^T J`` (reverse mode, ``Lop``);
 - ``pushforward(f, wrt, tangents)``: the Jacobian-vector product ``J v`` (forward mode, ``Rop``),
@@ -30,9 +30,10 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
-from symlab.gradient import DisconnectedInputError, _zeros_like, grad
+from symlab.gradient.reverse_mode import DisconnectedInputError, grad, zeros_like_gradient
 from symlab.graph.basic import Variable
 from symlab.graph.traversal import ancestors, clone_replace, io_toposort
+from symlab.tensor.basic import as_tensor_variable
 
 _POLICIES = ("raise", "warn", "ignore")
 _RETURNS = ("zero", "none")
@@ -40,8 +41,6 @@ _RETURNS = ("zero", "none")
 
 def _as_variables(value: Any, what: str, where: str) -> tuple[list[Variable], bool]:
     """``value`` as a list of tensor variables, and whether it was given as a list or tuple."""
-    from symlab.tensor.basic import as_tensor_variable
-
     many = isinstance(value, list | tuple)
     items = list(value) if many else [value]
     out = []
@@ -137,7 +136,7 @@ def _node_pushforward_by_pullback(node: Any, points: list[Variable | None]) -> l
         term = (g * p).sum()
         total = term if total is None else total + term
     forward = grad(total, list(dummies.values()), disconnected_inputs="ignore")
-    replace = {d: _zeros_like(o) for o, d in dummies.items()}
+    replace = {d: zeros_like_gradient(o) for o, d in dummies.items()}
     by_output = dict(zip(outputs, clone_replace(forward, replace), strict=True))
     return [by_output.get(o) for o in node.outputs]
 
@@ -153,7 +152,7 @@ def _pushforward_by_ops(fs: list[Variable], wrts: list[Variable], tangents: list
     def direction_of(var: Variable) -> Variable | None:
         if var not in directions:
             floating = str(getattr(var.type, "dtype", "")).startswith(("float", "complex"))
-            directions[var] = _zeros_like(var) if var.owner is None and floating else None
+            directions[var] = zeros_like_gradient(var) if var.owner is None and floating else None
         return directions[var]
 
     for node in io_toposort(wrts, fs):
@@ -218,9 +217,9 @@ def pushforward(
                 term = (g * t).sum()
                 total = term if total is None else total + term
             forward = grad(total, dummy, disconnected_inputs="ignore")
-            result.append(clone_replace(forward, {dummy: _zeros_like(out)}))
+            result.append(clone_replace(forward, {dummy: zeros_like_gradient(out)}))
     if return_disconnected == "zero":
-        result = [r if r is not None else _zeros_like(out) for r, out in zip(result, fs, strict=True)]
+        result = [r if r is not None else zeros_like_gradient(out) for r, out in zip(result, fs, strict=True)]
     return result if many else result[0]
 
 

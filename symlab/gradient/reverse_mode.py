@@ -1,4 +1,4 @@
-"""Reverse-mode automatic differentiation: ``grad`` and friends.
+"""Reverse-mode automatic differentiation: ``grad``, and ``Lop``, ``Rop``, ``jacobian``, ``hessian`` built on it.
 
 ``grad`` walks the graph from the cost back to the inputs; at each Apply
 node the op's ``L_op`` turns the gradients of its outputs into gradients of
@@ -6,11 +6,9 @@ its inputs. The result is an ordinary graph: it prints and evaluates like any
 other.
 
 >>> import numpy as np
->>> import symlab
 >>> import symlab.tensor as st
 >>> x = st.dvector("x")
->>> cost = (x ** 2).sum()
->>> g = symlab.grad(cost, x)
+>>> g = grad((x ** 2).sum(), x)
 >>> g.eval({x: np.array([1.0, 2.0])})
 array([2., 4.])
 """
@@ -18,15 +16,16 @@ array([2., 4.])
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-import numpy as np
-
 from symlab.graph.basic import Variable
-from symlab.graph.evaluate import evaluate
 from symlab.graph.null_type import DisconnectedType, NullType
-from symlab.graph.traversal import ancestors, io_toposort
+from symlab.graph.traversal import ancestors, clone_replace, io_toposort
+from symlab.tensor.basic import as_tensor_variable, cast, constant
+from symlab.tensor.joining import stack
+from symlab.tensor.math import second
+from symlab.tensor.shape_of import specify_shape
 from symlab.tensor.type import TensorType
 
 
@@ -38,19 +37,12 @@ class NullTypeGradError(TypeError):
     """The requested gradient goes through an operation that has none."""
 
 
-class GradientError(AssertionError):
-    """``verify_grad`` found symbolic and numeric gradients that disagree."""
-
-
 def _is_discrete(var: Variable) -> bool:
     return isinstance(var.type, TensorType) and not var.type.dtype.startswith(("float", "complex"))
 
 
-def _zeros_like(var: Variable) -> Variable:
+def zeros_like_gradient(var: Variable) -> Variable:
     """A float zero tensor of ``var``'s shape (the gradient that is exactly zero)."""
-    from symlab.tensor.basic import cast
-    from symlab.tensor.math import second
-
     dtype = var.dtype if not _is_discrete(var) else "float64"
     return second(var, cast(0.0, dtype))
 
@@ -94,12 +86,8 @@ def grad(
                 f"grad: cost must be a scalar (0-d), received {cost} of type {cost.type}; "
                 "sum it, or use jacobian for a vector"
             )
-        from symlab.tensor.basic import constant
-
         grads[cost] = constant(1.0, dtype="float64" if _is_discrete(cost) else cost.dtype)
     for var, g in (known_grads or {}).items():
-        from symlab.tensor.basic import as_tensor_variable
-
         if not isinstance(var, Variable):
             raise TypeError(f"grad: the keys of known_grads must be Variables, received {type(var).__name__} {var!r:.60}")
         g = as_tensor_variable(g, what=f"grad: known_grads[{var}]")
@@ -127,7 +115,7 @@ def grad(
                 if inp in on_path and inp not in blockers:
                     grads[inp] = nulls[0]
             continue
-        out_grads = [_zeros_like(o) if g is None else g for o, g in zip(node.outputs, out_grads)]
+        out_grads = [zeros_like_gradient(o) if g is None else g for o, g in zip(node.outputs, out_grads)]
         input_grads = node.op.L_op(node.inputs, node.outputs, out_grads)
         if len(input_grads) != len(node.inputs):
             raise ValueError(
@@ -148,7 +136,7 @@ def grad(
         g = grads.get(w)
         if g is None:
             if _is_discrete(w):
-                results.append(_zeros_like(w))
+                results.append(zeros_like_gradient(w))
                 continue
             message = f"grad: the cost does not depend on {w} (wrt input {wrt_list.index(w)})"
             if w in on_path:
@@ -160,7 +148,7 @@ def grad(
                 raise DisconnectedInputError(message + "; pass disconnected_inputs='ignore' to get zeros")
             if disconnected_inputs == "warn":
                 warnings.warn(message, stacklevel=2)
-            results.append(_zeros_like(w))
+            results.append(zeros_like_gradient(w))
         elif isinstance(g.type, NullType):
             if null_gradients == "raise":
                 raise NullTypeGradError(f"grad: cannot differentiate with respect to {w}: {g.type.why}")
@@ -200,8 +188,6 @@ def _variables_between(wrt: list[Variable], sources: list[Variable], blockers: s
 
 def _fit(g: Variable, inp: Variable, op: Any) -> Variable:
     """Check a gradient's rank and give it the input's dtype."""
-    from symlab.tensor.basic import cast
-
     if isinstance(inp.type, TensorType):
         if g.ndim != inp.ndim:
             raise ValueError(
@@ -234,8 +220,6 @@ def Rop(f: Variable, wrt: Variable | Sequence[Variable], eval_points: Any) -> Va
     single_wrt = isinstance(wrt, Variable)
     wrt_list = [wrt] if single_wrt else list(wrt)
     points = [eval_points] if single_wrt else list(eval_points)
-    from symlab.graph.traversal import clone_replace
-
     u = f.type()  # a dummy cotangent: the result is linear in it
     vjp = Lop(f, wrt_list, u)
     total = None
@@ -243,7 +227,7 @@ def Rop(f: Variable, wrt: Variable | Sequence[Variable], eval_points: Any) -> Va
         total = _accumulate(total, (g * v).sum())
     jvp = grad(total, u, disconnected_inputs="ignore")
     # Only u's shape can remain in the graph; give it f's shape.
-    return clone_replace(jvp, {u: _zeros_like(f)})
+    return clone_replace(jvp, {u: zeros_like_gradient(f)})
 
 
 def jacobian(expression: Variable, wrt: Variable | Sequence[Variable]) -> Variable | list[Variable]:
@@ -252,8 +236,6 @@ def jacobian(expression: Variable, wrt: Variable | Sequence[Variable]) -> Variab
     Rows are unrolled one gradient per element, so the expression's length
     must be known statically (a scalar has one row).
     """
-    from symlab.tensor.joining import stack
-
     single = isinstance(wrt, Variable)
     wrt_list = [wrt] if single else list(wrt)
     if expression.ndim == 0:
@@ -279,105 +261,9 @@ def hessian(cost: Variable, wrt: Variable | Sequence[Variable]) -> Variable | li
     for w in wrt_list:
         g = grad(cost, w)
         if w.ndim == 1 and w.type.shape[0] is None:
-            from symlab.tensor.shape import specify_shape
-
             raise ValueError(
                 f"hessian: the length of {w} ({w.type}) is not known statically; give it with "
                 f"{specify_shape.__module__}.specify_shape"
             )
         result.append(jacobian(g, w))
     return result[0] if single else result
-
-
-def _is_float(var: Variable) -> bool:
-    return isinstance(var.type, TensorType) and var.type.dtype.startswith("float")
-
-
-def _graph_variables(output: Variable) -> list[Variable]:
-    return list(ancestors([output]))
-
-
-# -- checking gradients numerically --------------------------------------------------------------
-def verify_grad(
-    fn: Callable[..., Variable],
-    pt: Sequence[Any],
-    n_tests: int = 2,
-    rng: np.random.Generator | None = None,
-    eps: float | None = None,
-    abs_tol: float | None = None,
-    rel_tol: float | None = None,
-) -> None:
-    """Check ``grad`` of ``fn`` at the point ``pt`` against central finite differences.
-
-    ``fn`` maps symbolic tensors (one per array of ``pt``) to a symbolic
-    tensor; its output is projected on a random tensor to get a scalar.
-    Raises :class:`GradientError` naming the input and the worst element.
-
-    >>> import numpy as np
-    >>> import symlab.tensor as st
-    >>> verify_grad(lambda x: st.exp(x) * x, [np.array([0.5, -1.0])], rng=np.random.default_rng(0))
-    """
-    rng = np.random.default_rng() if rng is None else rng
-    points = [np.array(p, dtype=p.dtype if isinstance(p, np.ndarray) else "float64", copy=True) for p in pt]
-    inputs = [TensorType(p.dtype, tuple(1 if s == 1 else None for s in p.shape))(f"input{k}") for k, p in enumerate(points)]
-    output = fn(*inputs)
-    out_value = np.asarray(evaluate([output], dict(zip(inputs, points)))[0])
-    # Any float32 (or smaller) value on the way makes finite differences coarser.
-    float_sizes = [np.dtype(v.type.dtype).itemsize for v in _graph_variables(output) if _is_float(v)]
-    low_precision = min(float_sizes, default=8) < 8
-    eps = eps if eps is not None else (1e-3 if low_precision else 1e-6)
-    abs_tol = abs_tol if abs_tol is not None else (3e-2 if low_precision else 1e-4)
-    rel_tol = rel_tol if rel_tol is not None else (3e-2 if low_precision else 1e-4)
-
-    for _ in range(n_tests):
-        from symlab.tensor.basic import constant
-
-        projection = rng.random(out_value.shape) + 0.5
-        cost = (output * constant(projection.astype(out_value.dtype if out_value.dtype.kind == "f" else "float64"))).sum()
-        symbolic = grad(cost, inputs, disconnected_inputs="ignore")
-        analytic = evaluate(symbolic, dict(zip(inputs, points)))
-
-        def cost_at(values: list[np.ndarray], cost: Variable = cost) -> float:
-            return float(evaluate([cost], dict(zip(inputs, values)))[0])
-
-        for k, point in enumerate(points):
-            numeric = np.zeros(point.shape, dtype="float64")
-            for idx in np.ndindex(point.shape):
-                shifted = [p.copy() for p in points]
-                shifted[k][idx] = point[idx] + eps
-                plus = cost_at(shifted)
-                shifted[k][idx] = point[idx] - eps
-                minus = cost_at(shifted)
-                numeric[idx] = (plus - minus) / (2 * eps)
-            got = np.asarray(analytic[k], dtype="float64")
-            if got.shape != numeric.shape:
-                raise GradientError(f"verify_grad: gradient of input {k} has shape {got.shape}, expected {numeric.shape}")
-            abs_err = np.abs(got - numeric)
-            rel_err = abs_err / np.maximum(np.abs(got) + np.abs(numeric), 1e-8)
-            bad = (abs_err > abs_tol) & (rel_err > rel_tol)
-            if bad.any():
-                worst = np.unravel_index(np.argmax(np.where(bad, abs_err, -1)), bad.shape) if bad.ndim else ()
-                raise GradientError(
-                    f"verify_grad: gradient of input {k} disagrees with finite differences at index "
-                    f"{tuple(int(i) for i in worst)}: symbolic {got[worst]!r}, numeric {numeric[worst]!r} "
-                    f"(abs error {abs_err[worst]:.3g} > {abs_tol}, rel error {rel_err[worst]:.3g} > {rel_tol})"
-                )
-
-
-# PyTensor 3's names of the Jacobian products (after the definitions above, which they use).
-from symlab.gradient_products import hessian_vector_product, pullback, pushforward  # noqa: E402
-
-__all__ = [
-    "DisconnectedInputError",
-    "GradientError",
-    "Lop",
-    "NullTypeGradError",
-    "Rop",
-    "grad",
-    "hessian",
-    "hessian_vector_product",
-    "jacobian",
-    "pullback",
-    "pushforward",
-    "verify_grad",
-]
