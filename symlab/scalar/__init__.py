@@ -7,7 +7,7 @@ ScalarType(float64)
 """
 
 from symlab.scalar.basic import *  # noqa: F403
-from symlab.scalar.basic import SCALAR_OPS, Cast, ScalarOp, as_scalar, scalar_op
+from symlab.scalar.basic import SCALAR_OPS, Cast, ScalarOp, as_scalar, declared_ops, scalar_op
 from symlab.scalar.type import ScalarType, get_scalar_type, upcast
 from symlab.scalar.composite import Composite
 
@@ -30,6 +30,7 @@ __all__ = [
     "ScalarOp",
     "ScalarType",
     "as_scalar",
+    "declared_ops",
     "get_scalar_type",
     "scalar_op",
     "upcast",

@@ -1,8 +1,16 @@
-"""Scalar operations: what one element of an ``Elemwise`` computes.
+"""Scalar operations: what one element of an ``Elemwise`` computes, each declared once.
 
-Each operation is one row of :data:`SCALAR_OPS`: a name, its arity, a NumPy
+Each operation is one statement, ``exp = ScalarOp("exp", 1, np.exp, ...)``,
+that says everything symlab knows about it: its name, its arity, a NumPy
 implementation that also works on whole arrays, an infix symbol for
-``pprint`` and a Python expression template that code generators use.
+``pprint``, a Python expression template that code generators compile, and
+what the Numba backend needs to know to compute it fast and with NumPy's bits
+(``expensive``: worth a parallel loop; ``approximate``: a library's
+approximation, so the backend calls NumPy's own loop where one exists).
+Constructing the op declares it: :func:`scalar_op` finds it by name and
+:func:`declared_ops` lists every one, which is how the tensor layer, the
+printers and the Numba kernels, machine and ufunc loops follow. The gradient
+rule of each op sits next to its tensor name in :mod:`symlab.tensor.math`.
 Output dtypes follow NumPy 2 exactly: they are found by asking NumPy.
 
 >>> from symlab.scalar import add, exp, float64
@@ -13,6 +21,8 @@ Output dtypes follow NumPy 2 exactly: they are found by asking NumPy.
 >>> x = float64("x")
 >>> exp(x).owner.op
 exp
+>>> scalar_op("cbrt").expr, scalar_op("cbrt").approximate
+('np.cbrt({0})', True)
 """
 
 from __future__ import annotations
@@ -26,13 +36,29 @@ from symlab.graph.basic import Apply, Variable
 from symlab.graph.op import Op
 from symlab.scalar.type import ScalarType, get_scalar_type
 
+#: Every declared scalar op by name, in declaration order (filled by :class:`ScalarOp`'s constructor).
+_DECLARED: dict[str, ScalarOp] = {}
+
 
 class ScalarOp(Op):
-    """An operation on single numbers, identified by its ``name``.
+    """An operation on single numbers, identified by its ``name``; constructing one declares it.
 
     ``impl`` must accept NumPy arrays (it is applied to whole arrays by
-    ``Elemwise``); ``expr`` is a ``str.format`` template over the input
-    names, a Python expression that Numba compiles (``"({0} + {1})"``).
+    ``Elemwise``); ``symbol`` is the infix symbol ``pprint`` writes (``"+"``)
+    or None for a call (``exp(x)``); ``expr`` is a ``str.format`` template
+    over the input names, a Python expression that Numba compiles
+    (``"({0} + {1})"``), or None when the op has none (the Numba backend then
+    gives its own, see :mod:`symlab.compile.numba.scalar_rules`).
+
+    ``expensive``: an element costs tens of cycles (a transcendental function, a
+    square root), so a large loop computing it is worth running in parallel.
+    ``approximate``: the result is a library's approximation, not correctly
+    rounded, so two implementations may differ in the last bit; where NumPy's
+    implementation is a ufunc the Numba kernels call NumPy's own inner loop for
+    it, and so give NumPy's bits. ``expensive`` defaults to ``approximate``.
+
+    ``declare=False`` makes an op that is not declared (a ``Cast`` per dtype is
+    made on demand); a name can be declared once.
     """
 
     __props__ = ("name",)
@@ -46,6 +72,9 @@ class ScalarOp(Op):
         expr: str | None = None,
         commutative: bool = False,
         associative: bool = False,
+        approximate: bool = False,
+        expensive: bool | None = None,
+        declare: bool = True,
     ) -> None:
         self._name = name
         self.nin = nin
@@ -55,6 +84,12 @@ class ScalarOp(Op):
         self.expr = expr
         self.commutative = commutative
         self.associative = associative
+        self.approximate = approximate
+        self.expensive = approximate if expensive is None else expensive
+        if declare:
+            if name in _DECLARED:
+                raise ValueError(f"scalar op {name!r} is already declared")
+            _DECLARED[name] = self
 
     @property
     def name(self) -> str:  # type: ignore[override]
@@ -95,14 +130,13 @@ class ScalarOp(Op):
 
 
 class Cast(ScalarOp):
-    """Conversion to ``dtype`` (NumPy's unsafe cast, like ``astype``)."""
+    """Conversion to ``dtype`` (NumPy's unsafe cast, like ``astype``); made on demand, not declared."""
 
     __props__ = ("dtype",)
 
     def __init__(self, dtype: str) -> None:
         self.dtype = get_scalar_type(dtype).dtype
-        super().__init__(f"Cast{{{self.dtype}}}", 1, lambda x: np.asarray(x).astype(self.dtype))
-        self.expr = None
+        super().__init__(f"Cast{{{self.dtype}}}", 1, lambda x: np.asarray(x).astype(self.dtype), declare=False)
 
     def output_dtype(self, *args: Any) -> str:
         return self.dtype
@@ -197,146 +231,100 @@ def _clip(x: Any, lo: Any, hi: Any) -> Any:
     return np.where(lo != lo, lo, np.where(hi != hi, hi, out))
 
 
-#: The scalar operations: (name, number of inputs, NumPy implementation,
-#: infix symbol or None, Python expression template or None, commutative).
-SCALAR_OPS: list[tuple[str, int, Callable[..., Any], str | None, str | None, bool]] = [
-    # arithmetic
-    ("add", 2, np.add, "+", "({0} + {1})", True),
-    ("sub", 2, np.subtract, "-", "({0} - {1})", False),
-    ("mul", 2, np.multiply, "*", "({0} * {1})", True),
-    ("true_div", 2, _true_div, "/", "({0} / {1})", False),
-    ("int_div", 2, np.floor_divide, "//", "({0} // {1})", False),
-    ("mod", 2, np.mod, "%", "({0} % {1})", False),
-    ("pow", 2, np.power, "**", "({0} ** {1})", False),
-    ("neg", 1, np.negative, "-", "(-{0})", False),
-    ("abs", 1, np.abs, None, "abs({0})", False),
-    ("sign", 1, np.sign, None, "np.sign({0})", False),
-    ("reciprocal", 1, np.reciprocal, None, "(1 / {0})", False),
-    ("sqr", 1, _sqr, None, "({0} * {0})", False),
-    ("maximum", 2, np.maximum, None, "max({0}, {1})", True),
-    ("minimum", 2, np.minimum, None, "min({0}, {1})", True),
-    ("clip", 3, _clip, None, "min(max({0}, {1}), {2})", False),
-    ("switch", 3, _switch, None, "({1} if {0} else {2})", False),
-    ("second", 2, _second, None, "{1}", False),
-    ("identity", 1, _identity, None, "{0}", False),
-    # comparison and logic
-    ("lt", 2, np.less, "<", "({0} < {1})", False),
-    ("gt", 2, np.greater, ">", "({0} > {1})", False),
-    ("le", 2, np.less_equal, "<=", "({0} <= {1})", False),
-    ("ge", 2, np.greater_equal, ">=", "({0} >= {1})", False),
-    ("eq", 2, np.equal, "==", "({0} == {1})", True),
-    ("neq", 2, np.not_equal, "!=", "({0} != {1})", True),
-    ("and_", 2, np.bitwise_and, "&", "({0} & {1})", True),
-    ("or_", 2, np.bitwise_or, "|", "({0} | {1})", True),
-    ("xor", 2, np.bitwise_xor, "^", "({0} ^ {1})", True),
-    ("invert", 1, np.invert, "~", "(~{0})", False),
-    ("isnan", 1, np.isnan, None, "np.isnan({0})", False),
-    ("isinf", 1, np.isinf, None, "np.isinf({0})", False),
-    # exponentials and logarithms
-    ("exp", 1, np.exp, None, "np.exp({0})", False),
-    ("exp2", 1, np.exp2, None, "np.exp2({0})", False),
-    ("expm1", 1, np.expm1, None, "np.expm1({0})", False),
-    ("log", 1, np.log, None, "np.log({0})", False),
-    ("log2", 1, np.log2, None, "np.log2({0})", False),
-    ("log10", 1, np.log10, None, "np.log10({0})", False),
-    ("log1p", 1, np.log1p, None, "np.log1p({0})", False),
-    ("sqrt", 1, np.sqrt, None, "np.sqrt({0})", False),
-    ("sigmoid", 1, _sigmoid, None, None, False),
-    ("softplus", 1, _softplus, None, None, False),
-    # trigonometry
-    ("sin", 1, np.sin, None, "np.sin({0})", False),
-    ("cos", 1, np.cos, None, "np.cos({0})", False),
-    ("tan", 1, np.tan, None, "np.tan({0})", False),
-    ("arcsin", 1, np.arcsin, None, "np.arcsin({0})", False),
-    ("arccos", 1, np.arccos, None, "np.arccos({0})", False),
-    ("arctan", 1, np.arctan, None, "np.arctan({0})", False),
-    ("arctan2", 2, np.arctan2, None, "np.arctan2({0}, {1})", False),
-    ("sinh", 1, np.sinh, None, "np.sinh({0})", False),
-    ("cosh", 1, np.cosh, None, "np.cosh({0})", False),
-    ("tanh", 1, np.tanh, None, "np.tanh({0})", False),
-    # special functions
-    ("erf", 1, _special("erf"), None, "math.erf({0})", False),
-    ("erfc", 1, _special("erfc"), None, "math.erfc({0})", False),
-    ("gamma", 1, _special("gamma"), None, "math.gamma({0})", False),
-    ("gammaln", 1, _special("gammaln"), None, "math.lgamma({0})", False),
-    ("psi", 1, _special("psi"), None, None, False),
-    # rounding
-    ("floor", 1, np.floor, None, "np.floor({0})", False),
-    ("ceil", 1, np.ceil, None, "np.ceil({0})", False),
-    ("round", 1, np.round, None, "np.round({0})", False),
-]
-
-_ops: dict[str, ScalarOp] = {}
-for _name, _nin, _impl, _symbol, _expr, _comm in SCALAR_OPS:
-    _ops[_name] = ScalarOp(_name, _nin, _impl, _symbol, _expr, commutative=_comm, associative=_name in ("add", "mul"))
-
-add = _ops["add"]
-sub = _ops["sub"]
-mul = _ops["mul"]
-true_div = _ops["true_div"]
-int_div = _ops["int_div"]
-mod = _ops["mod"]
-pow = _ops["pow"]  # noqa: A001 - the op's name
-neg = _ops["neg"]
-abs = _ops["abs"]  # noqa: A001
-sign = _ops["sign"]
-reciprocal = _ops["reciprocal"]
-sqr = _ops["sqr"]
-maximum = _ops["maximum"]
-minimum = _ops["minimum"]
-clip = _ops["clip"]
-switch = _ops["switch"]
-second = _ops["second"]
-identity = _ops["identity"]
-lt = _ops["lt"]
-gt = _ops["gt"]
-le = _ops["le"]
-ge = _ops["ge"]
-eq = _ops["eq"]
-neq = _ops["neq"]
-and_ = _ops["and_"]
-or_ = _ops["or_"]
-xor = _ops["xor"]
-invert = _ops["invert"]
-isnan = _ops["isnan"]
-isinf = _ops["isinf"]
-exp = _ops["exp"]
-exp2 = _ops["exp2"]
-expm1 = _ops["expm1"]
-log = _ops["log"]
-log2 = _ops["log2"]
-log10 = _ops["log10"]
-log1p = _ops["log1p"]
-sqrt = _ops["sqrt"]
-sigmoid = _ops["sigmoid"]
-softplus = _ops["softplus"]
-sin = _ops["sin"]
-cos = _ops["cos"]
-tan = _ops["tan"]
-arcsin = _ops["arcsin"]
-arccos = _ops["arccos"]
-arctan = _ops["arctan"]
-arctan2 = _ops["arctan2"]
-sinh = _ops["sinh"]
-cosh = _ops["cosh"]
-tanh = _ops["tanh"]
-erf = _ops["erf"]
-erfc = _ops["erfc"]
-gamma = _ops["gamma"]
-gammaln = _ops["gammaln"]
-psi = _ops["psi"]
-floor = _ops["floor"]
-ceil = _ops["ceil"]
-round = _ops["round"]  # noqa: A001
+# -- the declarations ---------------------------------------------------------------------------------------------------
+# arithmetic
+add = ScalarOp("add", 2, np.add, "+", "({0} + {1})", commutative=True, associative=True)
+sub = ScalarOp("sub", 2, np.subtract, "-", "({0} - {1})")
+mul = ScalarOp("mul", 2, np.multiply, "*", "({0} * {1})", commutative=True, associative=True)
+true_div = ScalarOp("true_div", 2, _true_div, "/", "({0} / {1})")
+int_div = ScalarOp("int_div", 2, np.floor_divide, "//", "({0} // {1})")
+mod = ScalarOp("mod", 2, np.mod, "%", "({0} % {1})")
+pow = ScalarOp("pow", 2, np.power, "**", "({0} ** {1})", approximate=True)  # noqa: A001 - the op's name
+neg = ScalarOp("neg", 1, np.negative, "-", "(-{0})")
+abs = ScalarOp("abs", 1, np.abs, None, "abs({0})")  # noqa: A001
+sign = ScalarOp("sign", 1, np.sign, None, "np.sign({0})")
+reciprocal = ScalarOp("reciprocal", 1, np.reciprocal, None, "(1 / {0})")
+sqr = ScalarOp("sqr", 1, _sqr, None, "({0} * {0})")
+maximum = ScalarOp("maximum", 2, np.maximum, None, "max({0}, {1})", commutative=True)
+minimum = ScalarOp("minimum", 2, np.minimum, None, "min({0}, {1})", commutative=True)
+clip = ScalarOp("clip", 3, _clip, None, "min(max({0}, {1}), {2})")
+switch = ScalarOp("switch", 3, _switch, None, "({1} if {0} else {2})")
+second = ScalarOp("second", 2, _second, None, "{1}")
+identity = ScalarOp("identity", 1, _identity, None, "{0}")
+# comparison and logic
+lt = ScalarOp("lt", 2, np.less, "<", "({0} < {1})")
+gt = ScalarOp("gt", 2, np.greater, ">", "({0} > {1})")
+le = ScalarOp("le", 2, np.less_equal, "<=", "({0} <= {1})")
+ge = ScalarOp("ge", 2, np.greater_equal, ">=", "({0} >= {1})")
+eq = ScalarOp("eq", 2, np.equal, "==", "({0} == {1})", commutative=True)
+neq = ScalarOp("neq", 2, np.not_equal, "!=", "({0} != {1})", commutative=True)
+and_ = ScalarOp("and_", 2, np.bitwise_and, "&", "({0} & {1})", commutative=True)
+or_ = ScalarOp("or_", 2, np.bitwise_or, "|", "({0} | {1})", commutative=True)
+xor = ScalarOp("xor", 2, np.bitwise_xor, "^", "({0} ^ {1})", commutative=True)
+invert = ScalarOp("invert", 1, np.invert, "~", "(~{0})")
+isnan = ScalarOp("isnan", 1, np.isnan, None, "np.isnan({0})")
+isinf = ScalarOp("isinf", 1, np.isinf, None, "np.isinf({0})")
+# exponentials, logarithms and roots
+exp = ScalarOp("exp", 1, np.exp, None, "np.exp({0})", approximate=True)
+exp2 = ScalarOp("exp2", 1, np.exp2, None, "np.exp2({0})", approximate=True)
+expm1 = ScalarOp("expm1", 1, np.expm1, None, "np.expm1({0})", approximate=True)
+log = ScalarOp("log", 1, np.log, None, "np.log({0})", approximate=True)
+log2 = ScalarOp("log2", 1, np.log2, None, "np.log2({0})", approximate=True)
+log10 = ScalarOp("log10", 1, np.log10, None, "np.log10({0})", approximate=True)
+log1p = ScalarOp("log1p", 1, np.log1p, None, "np.log1p({0})", approximate=True)
+sqrt = ScalarOp("sqrt", 1, np.sqrt, None, "np.sqrt({0})", expensive=True)  # correctly rounded everywhere
+sigmoid = ScalarOp("sigmoid", 1, _sigmoid, None, None, approximate=True)
+softplus = ScalarOp("softplus", 1, _softplus, None, None, approximate=True)
+# trigonometry
+sin = ScalarOp("sin", 1, np.sin, None, "np.sin({0})", approximate=True)
+cos = ScalarOp("cos", 1, np.cos, None, "np.cos({0})", approximate=True)
+tan = ScalarOp("tan", 1, np.tan, None, "np.tan({0})", approximate=True)
+arcsin = ScalarOp("arcsin", 1, np.arcsin, None, "np.arcsin({0})", approximate=True)
+arccos = ScalarOp("arccos", 1, np.arccos, None, "np.arccos({0})", approximate=True)
+arctan = ScalarOp("arctan", 1, np.arctan, None, "np.arctan({0})", approximate=True)
+arctan2 = ScalarOp("arctan2", 2, np.arctan2, None, "np.arctan2({0}, {1})", approximate=True)
+sinh = ScalarOp("sinh", 1, np.sinh, None, "np.sinh({0})", approximate=True)
+cosh = ScalarOp("cosh", 1, np.cosh, None, "np.cosh({0})", approximate=True)
+tanh = ScalarOp("tanh", 1, np.tanh, None, "np.tanh({0})", approximate=True)
+# special functions
+erf = ScalarOp("erf", 1, _special("erf"), None, "math.erf({0})", approximate=True)
+erfc = ScalarOp("erfc", 1, _special("erfc"), None, "math.erfc({0})", approximate=True)
+gamma = ScalarOp("gamma", 1, _special("gamma"), None, "math.gamma({0})", approximate=True)
+gammaln = ScalarOp("gammaln", 1, _special("gammaln"), None, "math.lgamma({0})", approximate=True)
+psi = ScalarOp("psi", 1, _special("psi"), None, None, approximate=True)
+# rounding
+floor = ScalarOp("floor", 1, np.floor, None, "np.floor({0})")
+ceil = ScalarOp("ceil", 1, np.ceil, None, "np.ceil({0})")
+round = ScalarOp("round", 1, np.round, None, "np.round({0})")  # noqa: A001
+# added later (declared last, so the ops above keep their place in every table made from the declarations)
+cbrt = ScalarOp("cbrt", 1, np.cbrt, None, "np.cbrt({0})", approximate=True)
 
 
 def scalar_op(name: str) -> ScalarOp:
-    """The scalar op called ``name`` (``KeyError`` lists the known names)."""
+    """The scalar op declared as ``name`` (``KeyError`` lists the known names).
+
+    >>> scalar_op("log2") is log2
+    True
+    """
     try:
-        return _ops[name]
+        return _DECLARED[name]
     except KeyError:
-        raise KeyError(f"no scalar op {name!r}; known: {', '.join(sorted(_ops))}") from None
+        raise KeyError(f"no scalar op {name!r}; known: {', '.join(sorted(_DECLARED))}") from None
 
 
+def declared_ops() -> tuple[ScalarOp, ...]:
+    """Every declared scalar op, in declaration order.
 
-__all__ = ["SCALAR_OPS", "Cast", "ScalarOp", "as_scalar", "scalar_op", *_ops]
+    >>> [op.name for op in declared_ops()][:3]
+    ['add', 'sub', 'mul']
+    """
+    return tuple(_DECLARED.values())
+
+
+#: The declarations of this module as rows ``(name, nin, impl, symbol, expr, commutative)``, for code that reads
+#: them as a table (ops declared elsewhere later are in :func:`declared_ops`, not here).
+SCALAR_OPS: list[tuple[str, int, Callable[..., Any], str | None, str | None, bool]] = [
+    (op.name, op.nin, op.impl, op.symbol, op.expr, op.commutative) for op in declared_ops()
+]
+
+__all__ = ["SCALAR_OPS", "Cast", "ScalarOp", "as_scalar", "declared_ops", "scalar_op", *_DECLARED]

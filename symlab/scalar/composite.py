@@ -49,7 +49,7 @@ import numpy as np
 from symlab.graph.basic import Apply, Constant, Variable
 from symlab.graph.traversal import io_toposort
 from symlab.scalar.basic import Cast, ScalarOp, as_scalar
-from symlab.scalar.type import ScalarType
+from symlab.scalar.type import ScalarType, np_type_source
 
 #: Longest text of one inner variable in a Composite's name (longer ones become ``...``).
 NAME_PART_LIMIT = 400
@@ -68,7 +68,8 @@ class Composite(ScalarOp):
     intermediate to its inner dtype exactly as the unfused ``Elemwise`` nodes
     do, and gives every output the broadcast shape of all inputs.
 
-    ``expr`` is ``None``: code generators use :meth:`python_source`.
+    ``expr`` is ``None``: code generators use :meth:`python_source`. The
+    composite is ``approximate`` or ``expensive`` when an inner op is.
     """
 
     __props__ = ("key",)
@@ -93,6 +94,8 @@ class Composite(ScalarOp):
         self.expr = None
         self.commutative = False
         self.associative = False
+        self.approximate = any(node.op.approximate for node in self.nodes)
+        self.expensive = any(node.op.expensive for node in self.nodes)
         self.key = _canonical_key(self.inputs, self.outputs, self.nodes)
         self._name = _infix_name(self.inputs, self.outputs, self.nodes)
 
@@ -234,19 +237,15 @@ class Composite(ScalarOp):
                 expression = op.expr.format(*args)
             out = node.outputs[0]
             names[out] = f"t{k}"
-            lines.append(f"    t{k} = {_np_type(out.type.dtype)}({expression})")
+            lines.append(f"    t{k} = {np_type_source(out.type.dtype)}({expression})")
         results = []
         for out in self.outputs:
             if out.owner is None:  # an input or a constant, cast to the output's dtype
-                results.append(f"{_np_type(out.type.dtype)}({text(out)})")
+                results.append(f"{np_type_source(out.type.dtype)}({text(out)})")
             else:
                 results.append(names[out])
         lines.append(f"    return {results[0]}" if self.nout == 1 else f"    return ({', '.join(results)},)")
         return "\n".join(lines), namespace
-
-
-def _np_type(dtype: str) -> str:
-    return "np.bool_" if dtype == "bool" else f"np.{dtype}"
 
 
 def _constant_literal(c: Constant) -> str | None:
@@ -256,7 +255,7 @@ def _constant_literal(c: Constant) -> str | None:
         return None
     if isinstance(value, complex):
         return None
-    return f"{_np_type(c.type.dtype)}({value!r})"
+    return f"{np_type_source(c.type.dtype)}({value!r})"
 
 
 def _flatten_copy(

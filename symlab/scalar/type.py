@@ -41,6 +41,15 @@ def check_dtype(dtype: Any) -> str:
     return name
 
 
+def np_type_source(dtype: str) -> str:
+    """The source text of NumPy's scalar type of ``dtype``, as generated code writes it (``np.bool_`` for bool).
+
+    >>> np_type_source("float32"), np_type_source("bool")
+    ('np.float32', 'np.bool_')
+    """
+    return "np.bool_" if dtype == "bool" else f"np.{dtype}"
+
+
 def upcast(*dtypes: Any) -> str:
     """The dtype NumPy 2 gives to an operation on arrays of these dtypes."""
     return np.result_type(*[np.dtype(d) for d in dtypes]).name

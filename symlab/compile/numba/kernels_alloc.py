@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from symlab.compile.numba.codegen import check_dtypes, dtype_src, index_tuple, int_src, message
 from symlab.compile.numba.kernels import Kernel, NoKernel, function_source, kernel_for, register_kernel
-from symlab.compile.numba.kernels_subtensor import check_dtypes, dtype_src, index_tuple, int_src, message
 from symlab.graph.basic import Apply
 from symlab.tensor.alloc import Alloc, ARange, Eye
 

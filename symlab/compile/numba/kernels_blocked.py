@@ -59,22 +59,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from symlab.compile.numba.kernels import Kernel, NoKernel
-from symlab.compile.numba.kernels_elemwise import (
+from symlab.compile.numba.codegen import (
     PARALLEL_MIN_SIZE,
-    _check_dtype,
-    _literal,
-    _np_type,
-    _returned,
-    _with_helpers,
-    _worth_parallel,
+    check_dtype,
     input_kinds,
-    scalar_expression,
+    literal,
+    returned,
     sizes_and_outputs,
+    worth_parallel,
 )
+from symlab.compile.numba.kernels import Kernel, NoKernel
+from symlab.compile.numba.scalar_rules import scalar_expression, with_helpers
+from symlab.compile.numba.ufunc_table import AVAILABLE
 from symlab.graph.basic import Apply, Constant
 from symlab.scalar.basic import ScalarOp
 from symlab.scalar.composite import Composite
+from symlab.scalar.type import np_type_source
 from symlab.tensor.elemwise import Elemwise
 
 #: Elements per block: scratch rows of 8 KB for float64.
@@ -107,8 +107,6 @@ class _Stage:
 
 def _is_loop(sop: ScalarOp, in_dtypes: list[str], dtype: str) -> bool:
     """Whether NumPy has a loop computing ``sop`` from ``in_dtypes`` to ``dtype`` (one dtype in and out)."""
-    from symlab.compile.numba.ufunc_table import AVAILABLE
-
     return type(sop) is ScalarOp and in_dtypes == [dtype] and (sop.name, dtype) in AVAILABLE  # not a Cast
 
 
@@ -308,7 +306,7 @@ class _Plan:
             if r in local:
                 return local[r]
             if r[0] == "const":
-                return _literal(r[1])
+                return literal(r[1])
             if r[0] == "in":
                 k = r[1]
                 name = f"x{k}"
@@ -338,10 +336,10 @@ class _Plan:
         if s == 0:
             for r in self.materialized:
                 dtype, row = self.scratch[r]
-                stores.append(f"s_{dtype}[{row}, i] = {_np_type(dtype)}({read(r)})")
+                stores.append(f"s_{dtype}[{row}, i] = {np_type_source(dtype)}({read(r)})")
         if s == len(self.stages) - 1:
             for k, r in self.final:
-                stores.append(f"{self._view('p', k)}[i] = {_np_type(self.out_dtypes[k])}({read(r)})")
+                stores.append(f"{self._view('p', k)}[i] = {np_type_source(self.out_dtypes[k])}({read(r)})")
         if not body and not stores:
             return []
         return ["    for i in range(m):"] + [f"        {line}" for line in loads + body + stores]
@@ -351,7 +349,7 @@ def blocked_kernel(op: Elemwise, node: Apply, name: str) -> Kernel:
     """The blocked kernel of an ``Elemwise`` node (see the module's docstring)."""
     ins, outs = node.inputs, node.outputs
     for v in [*ins, *outs]:
-        _check_dtype(v.type.dtype, str(op))
+        check_dtype(v.type.dtype, str(op))
     nd = outs[0].type.ndim
     n_in, n_out = len(ins), len(outs)
     destroyed = dict(op.inplace_pattern)
@@ -365,14 +363,14 @@ def blocked_kernel(op: Elemwise, node: Apply, name: str) -> Kernel:
     nodes, out_refs, dtypes = _scalar_nodes(op.scalar_op, node)
     plan = _Plan(nodes, out_refs, dtypes, [o.type.dtype for o in outs], broadcast, bool(destroyed))
     sources = [plan.block_source(f"{name}_block")]
-    allocs = [f"s_{d} = np.empty(({plan.rows[d]}, {BLOCK}), {_np_type(d)})" for d in sorted(plan.rows)]
+    allocs = [f"s_{d} = np.empty(({plan.rows[d]}, {BLOCK}), {np_type_source(d)})" for d in sorted(plan.rows)]
 
     a = [f"a{i}" for i in range(n_in)]
     lines = [f"def {name}({', '.join(a)}):"]
     prologue, sizes = sizes_and_outputs(op, node)
     lines += prologue
     flat_args = ", ".join([*[f"f{k}" for k in range(n_in)], *[f"g{k}" for k in range(n_out)], *plan.scratch_names()])
-    parallel = nd > 0 and fast and _worth_parallel(op)  # parallel=True costs a few tenths of a second of compile
+    parallel = nd > 0 and fast and worth_parallel(op)  # parallel=True costs a few tenths of a second of compile
 
     def span(indent: str, start: str, stop: str, args: str) -> list[str]:
         return [
@@ -391,7 +389,7 @@ def blocked_kernel(op: Elemwise, node: Apply, name: str) -> Kernel:
             if k in destroyed and broadcast[destroyed[k]]:
                 # the input it overwrites holds one element (0-d, or every dimension of size 1), which ``f``
                 # holds as a number: computed into one element, stored back after the loop
-                body.append(f"    g{k} = np.empty(1, {_np_type(outs[k].type.dtype)})")
+                body.append(f"    g{k} = np.empty(1, {np_type_source(outs[k].type.dtype)})")
             else:
                 body.append(f"    g{k} = f{destroyed[k]}" if k in destroyed else f"    g{k} = {flat_out}")
         body.append("    size = g0.size")
@@ -420,9 +418,9 @@ def blocked_kernel(op: Elemwise, node: Apply, name: str) -> Kernel:
 
     if fast:
         lines += flat()
-        lines.append(f"    return {_returned(n_out)}")
+        lines.append(f"    return {returned(n_out)}")
         options = {"parallel": True} if parallel else {}
-        return Kernel(name, _with_helpers(sources + ["\n".join(lines)], plan.helpers), jit_options=options)
+        return Kernel(name, with_helpers(sources + ["\n".join(lines)], plan.helpers), jit_options=options)
     # The row path, for inputs broadcast along some dimensions only: the last dimension in blocks; each
     # block of every input is copied into a contiguous row (a broadcast dimension read at index 0),
     # computed, and copied out.
@@ -436,7 +434,7 @@ def blocked_kernel(op: Elemwise, node: Apply, name: str) -> Kernel:
     outs_args = [f"out{k}" for k in range(n_out)]
     rows = [f"def {name}_rows({', '.join([*a, *outs_args])}):"]
     rows.append("    start = np.intp(0)  # a literal 0 would make Numba compile the block function a second time")
-    rows += [f"    r_{d} = np.empty(({count}, {BLOCK}), {_np_type(d)})" for d, count in sorted(slots.items())]
+    rows += [f"    r_{d} = np.empty(({count}, {BLOCK}), {np_type_source(d)})" for d, count in sorted(slots.items())]
     rows += [f"    {s}" for s in allocs]
     for d in range(nd - 1):
         rows.append("    " * (d + 1) + f"for j{d} in range(out0.shape[{d}]):")
@@ -455,8 +453,8 @@ def blocked_kernel(op: Elemwise, node: Apply, name: str) -> Kernel:
         rows.append(f"{indent}        out{k}[{outer + ', ' if outer else ''}lo + i] = {out_rows[k][:-1]}, i]")
     sources.append("\n".join(rows) + "\n")
     lines.append(f"    {name}_rows({', '.join([*a, *outs_args])})")
-    lines.append(f"    return {_returned(n_out)}")
-    return Kernel(name, _with_helpers(sources + ["\n".join(lines)], plan.helpers))
+    lines.append(f"    return {returned(n_out)}")
+    return Kernel(name, with_helpers(sources + ["\n".join(lines)], plan.helpers))
 
 
 __all__ = ["BLOCK", "CHUNK", "blocked_kernel", "uses_loops"]

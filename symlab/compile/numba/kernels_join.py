@@ -21,8 +21,8 @@ def k(x0, x1):
 
 from __future__ import annotations
 
+from symlab.compile.numba.codegen import check_dtypes, dtype_src, index_tuple, int_src, message
 from symlab.compile.numba.kernels import Kernel, function_source, kernel_for, register_kernel
-from symlab.compile.numba.kernels_subtensor import check_dtypes, dtype_src, index_tuple, int_src, message
 from symlab.graph.basic import Apply
 from symlab.tensor.joining import Join, Split
 

@@ -44,8 +44,8 @@ def k(x):
 
 from __future__ import annotations
 
+from symlab.compile.numba.codegen import check_dtypes, dtype_src, message
 from symlab.compile.numba.kernels import Kernel, function_source, register_kernel
-from symlab.compile.numba.kernels_subtensor import check_dtypes, dtype_src, message
 from symlab.graph.basic import Apply
 from symlab.tensor.signal.pool import AveragePoolGrad, DownsampleFactorMaxGradGrad, MaxPoolGrad, Pool, _PoolBase
 

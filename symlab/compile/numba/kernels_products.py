@@ -23,13 +23,11 @@ def k(a, b):
 
 from __future__ import annotations
 
+from symlab.compile.numba.codegen import check_dtype
 from symlab.compile.numba.kernels import Kernel, NoKernel, kernel_for, register_kernel
 from symlab.graph.basic import Apply
+from symlab.scalar.type import np_type_source
 from symlab.tensor.products import Dot, MatMul, TensorDot
-
-
-def _np_type(dtype: str) -> str:
-    return "np.bool_" if dtype == "bool" else f"np.{dtype}"
 
 
 @register_kernel(Dot, MatMul)
@@ -40,7 +38,7 @@ def dot_kernel(op: Dot | MatMul, node: Apply, name: str) -> Kernel:
     if a.type.ndim > 2 or b.type.ndim > 2:
         return _matmul_stack_kernel(op, node, name)
     dtype = out.type.dtype
-    t = _np_type(dtype)
+    t = np_type_source(dtype)
     inner = "b.shape[0]" if b.type.ndim == 1 else "b.shape[-2]"
     message = f"{op}: inner dimensions do not match"
     lines = [f"def {name}(a, b):", f"    if a.shape[-1] != {inner}:", f"        raise ValueError({message!r})"]
@@ -87,7 +85,7 @@ def dot_kernel(op: Dot | MatMul, node: Apply, name: str) -> Kernel:
 
 def _product_lines(dtype: str, a: str, b: str, a_dtype: str, b_dtype: str, target: str, indent: str) -> list[str]:
     """Statements writing the matrix product of the 2-d arrays ``a`` and ``b`` into ``target`` (2-d)."""
-    t = _np_type(dtype)
+    t = np_type_source(dtype)
     if dtype in ("float32", "float64"):
         ops = [v if vd == dtype else f"np.ascontiguousarray({v}).astype({t})" for v, vd in ((a, a_dtype), (b, b_dtype))]
         return [f"{indent}{target}[:, :] = blas_dot({ops[0]}, {ops[1]})"]
@@ -105,16 +103,11 @@ def _product_lines(dtype: str, a: str, b: str, a_dtype: str, b_dtype: str, targe
     ]
 
 
-def _check_dtype(op: object, dtype: str) -> None:
-    if not (dtype in ("float32", "float64", "bool") or dtype.startswith(("int", "uint"))):
-        raise NoKernel(f"{op}: dtype {dtype} is not supported by the Numba kernels")
-
-
 def _matmul_stack_kernel(op: Dot | MatMul, node: Apply, name: str) -> Kernel:
     """``MatMul`` of stacks: one matrix product per batch index, batch dimensions broadcast where static 1."""
     a, b = node.inputs
     dtype = node.outputs[0].type.dtype
-    _check_dtype(op, dtype)
+    check_dtype(dtype, str(op))
     nd = a.type.ndim
     ta, tb = a.type.shape, b.type.shape
     lines = [f"def {name}(a, b):"]
@@ -125,7 +118,7 @@ def _matmul_stack_kernel(op: Dot | MatMul, node: Apply, name: str) -> Kernel:
     lines += ["    if a.shape[-1] != b.shape[-2]:", f"        raise ValueError({f'{op}: inner dimensions do not match'!r})"]
     sizes = [f"a.shape[{d}]" if ta[d] != 1 else f"b.shape[{d}]" for d in range(nd - 2)]
     shape = "(" + ", ".join([*sizes, "a.shape[-2]", "b.shape[-1]"]) + ")"
-    lines.append(f"    out = np.empty({shape}, {_np_type(dtype)})")
+    lines.append(f"    out = np.empty({shape}, {np_type_source(dtype)})")
     indent = "    "
     for d in range(nd - 2):
         lines.append(f"{indent}for j{d} in range({sizes[d]}):")
@@ -152,7 +145,7 @@ def tensordot_kernel(op: TensorDot, node: Apply, name: str) -> Kernel:
     """Free axes of ``a`` first and summed ones last (of ``b``: summed first), each as a matrix, one product."""
     a, b = node.inputs
     dtype = node.outputs[0].type.dtype
-    _check_dtype(op, dtype)
+    check_dtype(dtype, str(op))
     free_a = [d for d in range(a.type.ndim) if d not in op.axes_a]
     free_b = [d for d in range(b.type.ndim) if d not in op.axes_b]
     lines = [f"def {name}(a, b):"]
@@ -166,14 +159,14 @@ def tensordot_kernel(op: TensorDot, node: Apply, name: str) -> Kernel:
     lines += [
         f"    am = np.ascontiguousarray(np.transpose(a, {_tuple([str(d) for d in perm_a])})).reshape(({m}, {k}))",
         f"    bm = np.ascontiguousarray(np.transpose(b, {_tuple([str(d) for d in perm_b])})).reshape(({k}, {n}))",
-        f"    om = np.empty(({m}, {n}), {_np_type(dtype)})",
+        f"    om = np.empty(({m}, {n}), {np_type_source(dtype)})",
     ]
     lines += _product_lines(dtype, "am", "bm", a.type.dtype, b.type.dtype, "om", "    ")
     out_shape = [f"a.shape[{d}]" for d in free_a] + [f"b.shape[{d}]" for d in free_b]
     if out_shape:
         lines.append(f"    return om.reshape({_tuple(out_shape)})")
     else:
-        lines += [f"    out = np.empty((), {_np_type(dtype)})", "    out[()] = om[0, 0]", "    return out"]
+        lines += [f"    out = np.empty((), {np_type_source(dtype)})", "    out[()] = om[0, 0]", "    return out"]
     return Kernel(name, "\n".join(lines) + "\n")
 
 

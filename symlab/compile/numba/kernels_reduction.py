@@ -45,14 +45,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from symlab.compile.numba.kernels import Kernel, NoKernel, kernel_for, register_kernel
+from symlab.compile.numba.codegen import check_dtype
+from symlab.compile.numba.kernels import Kernel, kernel_for, register_kernel
 from symlab.compile.numba.ufunc_table import REDUCE_AVAILABLE
 from symlab.graph.basic import Apply
+from symlab.scalar.type import np_type_source
 from symlab.tensor.reduction import All, Any, Max, Min, Prod, Reduce, Sum
-
-
-def _np_type(dtype: str) -> str:
-    return "np.bool_" if dtype == "bool" else f"np.{dtype}"
 
 
 @register_kernel(Sum, Prod, Max, Min, All, Any)
@@ -61,8 +59,7 @@ def reduce_kernel(op: Reduce, node: Apply, name: str) -> Kernel:
     x = node.inputs[0]
     out_dtype = node.outputs[0].type.dtype
     for dt in (x.type.dtype, out_dtype):
-        if np.dtype(dt).kind not in "biuf" or dt == "float16":
-            raise NoKernel(f"{op}: dtype {dt} is not supported by the Numba kernels")
+        check_dtype(dt, str(op))
     nd = x.type.ndim
     axes = set(op.reduced_axes(nd))
     if isinstance(op, Sum) and nd > 0 and x.type.dtype == out_dtype and ("add", out_dtype) in REDUCE_AVAILABLE:
@@ -77,7 +74,7 @@ def reduce_kernel(op: Reduce, node: Apply, name: str) -> Kernel:
         index = f"j{kept[0]}"
     read = f"a[{', '.join(f'j{d}' for d in range(nd))}]" if nd else "a[()]"
     lines = [f"def {name}(a):"]
-    t = _np_type(acc_dtype)
+    t = np_type_source(acc_dtype)
     if isinstance(op, Sum):
         init, update = "0", f"acc[{index}] + {read}"
     elif isinstance(op, Prod):
@@ -108,7 +105,7 @@ def reduce_kernel(op: Reduce, node: Apply, name: str) -> Kernel:
         lines.append("    " * depth + f"for j{d} in range(a.shape[{d}]):")
         depth += 1
     lines.append("    " * depth + f"acc[{index}] = {update}")
-    lines.append(f"    return acc.astype({_np_type(out_dtype)})")
+    lines.append(f"    return acc.astype({np_type_source(out_dtype)})")
     return Kernel(name, "\n".join(lines) + "\n")
 
 

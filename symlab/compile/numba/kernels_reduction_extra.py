@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from symlab.compile.numba.codegen import check_dtypes, index_tuple, message
 from symlab.compile.numba.kernels import Kernel, NoKernel, function_source, kernel_for, register_kernel
-from symlab.compile.numba.kernels_subtensor import check_dtypes, index_tuple, message
 from symlab.graph.basic import Apply
 from symlab.tensor.reduction import Argmax, ArgReduce, ReducedSize
 

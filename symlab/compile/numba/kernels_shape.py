@@ -22,7 +22,8 @@ from __future__ import annotations
 from symlab.compile.numba.kernels import Kernel, kernel_for, register_kernel
 from symlab.graph.basic import Apply, Constant
 from symlab.tensor.elemwise import DimShuffle
-from symlab.tensor.shape import Reshape, Shape, Shape_i, SpecifyShape
+from symlab.tensor.shape import Reshape
+from symlab.tensor.shape_of import Shape, Shape_i, SpecifyShape
 
 
 def _tuple(items: list[str]) -> str:

@@ -46,8 +46,8 @@ no temporaries besides the output. Along an axis of an array of
 
 from __future__ import annotations
 
+from symlab.compile.numba.codegen import check_dtypes, dtype_src, index_tuple
 from symlab.compile.numba.kernels import Kernel, function_source, kernel_for, register_kernel
-from symlab.compile.numba.kernels_subtensor import check_dtypes, dtype_src, index_tuple
 from symlab.graph.basic import Apply
 from symlab.tensor.special import LogSoftmax, Softmax, _SoftmaxBase
 

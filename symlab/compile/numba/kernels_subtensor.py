@@ -17,16 +17,15 @@ def k(x, i0):
     return x[s0_0:,]
 <BLANKLINE>
 
-This module also holds the small source-building helpers that the other
-kernel modules of this package share (``dtype_src``, ``check_dtypes``...).
+The source-building helpers it shares with the other kernel families
+(``dtype_src``, ``check_dtypes``...) are in :mod:`~symlab.compile.numba.codegen`.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
+from symlab.compile.numba.codegen import check_dtypes, dtype_src, indent, index_tuple, int_src, message
 from symlab.compile.numba.kernels import Kernel, NoKernel, function_source, kernel_for, register_kernel
 from symlab.graph.basic import Apply
 from symlab.tensor.subtensor import (
@@ -36,68 +35,6 @@ from symlab.tensor.subtensor import (
     IndexVar,
     Subtensor,
 )
-
-# =========================================================================================
-# Helpers shared by the kernel modules
-# =========================================================================================
-
-_DTYPES = {
-    "bool": "np.bool_",
-    "int8": "np.int8",
-    "int16": "np.int16",
-    "int32": "np.int32",
-    "int64": "np.int64",
-    "uint8": "np.uint8",
-    "uint16": "np.uint16",
-    "uint32": "np.uint32",
-    "uint64": "np.uint64",
-    "float32": "np.float32",
-    "float64": "np.float64",
-    "complex64": "np.complex64",
-    "complex128": "np.complex128",
-}
-
-
-def int_src(name: str) -> str:
-    """Source reading the integer scalar input ``name`` (a 0-d array or a number) as an int64."""
-    return f"np.int64(np.asarray({name}).item())"
-
-
-def dtype_src(dtype: str) -> str:
-    """The source of the NumPy scalar type of ``dtype`` (``NoKernel`` for one Numba lacks).
-
-    >>> dtype_src("float32"), dtype_src("bool")
-    ('np.float32', 'np.bool_')
-    """
-    name = np.dtype(dtype).name
-    if name not in _DTYPES:
-        raise NoKernel(f"no Numba kernel for dtype {name}")
-    return _DTYPES[name]
-
-
-def check_dtypes(node: Apply) -> None:
-    """Raise :class:`NoKernel` if an input or output of ``node`` has a dtype Numba cannot handle."""
-    for v in (*node.inputs, *node.outputs):
-        dtype = getattr(v.type, "dtype", None)
-        if dtype is None:
-            raise NoKernel(f"{node.op}: non-tensor variable {v}")
-        dtype_src(dtype)
-
-
-def message(op: Any, text: str) -> str:
-    """A Python string literal for an error message that names ``op``."""
-    return repr(f"{op}: {text}")
-
-
-def index_tuple(exprs: list[str]) -> str:
-    """``a, b`` for an index of several entries, ``()`` for none (0-d arrays)."""
-    if not exprs:
-        return "()"
-    return ", ".join(exprs) + ("," if len(exprs) == 1 else "")
-
-
-def indent(lines: list[str], depth: int) -> list[str]:
-    return ["    " * depth + line for line in lines]
 
 
 # =========================================================================================

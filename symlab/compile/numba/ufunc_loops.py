@@ -12,6 +12,9 @@ How: :mod:`~symlab.compile.numba.ufunc_table` finds each loop in its ufunc's
 table of inner loops (without importing Numba). Each loop is given to LLVM under a symbol name
 (``symlab_npy_exp_float64``...) when this module is imported, and the
 intrinsic ``<name>_<dtype>(src, dst)`` in compiled code calls that symbol.
+Generated code names an intrinsic as an attribute of this module
+(``ufunc_loops.exp_float64``): the intrinsics are the values of the mapping
+:data:`LOOPS`, which the module's ``__getattr__`` reads.
 Machine code refers to the loop by name, never by address, so Numba's disk
 cache can keep it: a new process registers its own addresses before any
 cached code is loaded (every generated module imports this one).
@@ -98,10 +101,6 @@ def _make_intrinsic(name: str, dtype: str) -> Any:
     return intrinsic(typer)
 
 
-for (_name, _dtype) in AVAILABLE:
-    globals()[f"{_name}_{_dtype}"] = _make_intrinsic(_name, _dtype)
-
-
 def _make_binary_intrinsic(name: str, dtype: str) -> Any:
     """``<name>_<dtype>(a, b, dst, uniform)``: the binary loop on 1-d arrays of ``dtype`` over ``len(a)`` elements
     (``b`` and ``dst`` at least as long, or ``b`` read at ``b[0]`` alone when ``uniform`` is true; ``dst`` may be
@@ -131,10 +130,6 @@ def _make_binary_intrinsic(name: str, dtype: str) -> Any:
     return intrinsic(typer)
 
 
-for (_name, _dtype) in BINARY_AVAILABLE:
-    globals()[f"{_name}_{_dtype}"] = _make_binary_intrinsic(_name, _dtype)
-
-
 def _make_sum_intrinsic(dtype: str) -> Any:
     """``sum_<dtype>(src)``: the sum of a 1-d array of ``dtype`` (any stride), by NumPy's pairwise ``add``
     loop in reduce mode: the same bits as ``np.sum`` along a contiguous axis."""
@@ -161,14 +156,30 @@ def _make_sum_intrinsic(dtype: str) -> Any:
     return intrinsic(typer)
 
 
-for (_name, _dtype) in REDUCE_AVAILABLE:
-    globals()[f"sum_{_dtype}"] = _make_sum_intrinsic(_dtype)
+#: What generated code calls, by the name it calls it: ``ufunc_loops.exp_float64(src, dst)`` is
+#: ``LOOPS["exp_float64"]`` (the module's ``__getattr__`` looks the name up here). One intrinsic per loop of
+#: :data:`AVAILABLE` (``<name>_<dtype>``), of :data:`BINARY_AVAILABLE` (``pow_float64``...) and of
+#: :data:`REDUCE_AVAILABLE` (``sum_float64``...).
+LOOPS: dict[str, Any] = {
+    **{f"{name}_{dtype}": _make_intrinsic(name, dtype) for name, dtype in AVAILABLE},
+    **{f"{name}_{dtype}": _make_binary_intrinsic(name, dtype) for name, dtype in BINARY_AVAILABLE},
+    **{f"sum_{dtype}": _make_sum_intrinsic(dtype) for _, dtype in REDUCE_AVAILABLE},
+}
+
+
+def __getattr__(name: str) -> Any:
+    """``ufunc_loops.<name>_<dtype>``, as generated code writes it: the intrinsic of :data:`LOOPS` of that name."""
+    try:
+        return LOOPS[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r} (no such loop in LOOPS)") from None
 
 
 __all__ = [
     "AVAILABLE",
     "BINARY_AVAILABLE",
     "DTYPES",
+    "LOOPS",
     "REDUCE_AVAILABLE",
     "UFUNCS",
     "call_loop_from_python",

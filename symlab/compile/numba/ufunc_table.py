@@ -8,7 +8,9 @@ kernels can call. Deciding what a kernel calls needs only this module, so
 kernel source is generated without importing Numba;
 :mod:`~symlab.compile.numba.ufunc_loops` gives the loops to compiled code.
 
-Only loops whose ``data`` pointer is NULL are used (NumPy's own typed loops);
+Which ops have a loop follows from their declarations
+(:mod:`symlab.scalar.basic`): an ``approximate`` op implemented by a NumPy
+ufunc. Only loops whose ``data`` pointer is NULL are used (NumPy's own typed loops);
 a ufunc or dtype without one is not in :data:`AVAILABLE`, and the kernel
 generators compute that function inline instead.
 
@@ -43,16 +45,17 @@ import ctypes
 
 import numpy as np
 
-#: symlab scalar op name -> NumPy ufunc whose inner loop computes it.
+from symlab.scalar.basic import declared_ops
+
+#: symlab scalar op name -> NumPy ufunc whose inner loop computes it: every declared op that is ``approximate``
+#: (so Numba's own function may differ from NumPy's in the last bit) and implemented by a unary NumPy ufunc.
 UFUNCS: dict[str, np.ufunc] = {
-    name: getattr(np, name)
-    for name in (
-        "exp", "exp2", "expm1", "log", "log2", "log10", "log1p",
-        "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh",
-    )
+    op.name: op.impl for op in declared_ops() if op.approximate and isinstance(op.impl, np.ufunc) and op.impl.nin == 1
 }
-#: symlab scalar op name -> binary NumPy ufunc whose inner loop computes it.
-BINARY_UFUNCS: dict[str, np.ufunc] = {"pow": np.power, "arctan2": np.arctan2}
+#: symlab scalar op name -> binary NumPy ufunc whose inner loop computes it (``pow``, ``arctan2``), chosen alike.
+BINARY_UFUNCS: dict[str, np.ufunc] = {
+    op.name: op.impl for op in declared_ops() if op.approximate and isinstance(op.impl, np.ufunc) and op.impl.nin == 2
+}
 #: Float dtypes the loops are taken for.
 DTYPES = ("float32", "float64")
 
