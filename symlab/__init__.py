@@ -19,12 +19,11 @@ from symlab import notebook  # installs the display hook of graph objects
 from symlab.notebook import view
 from symlab.config import config
 from symlab.gradient import grad
+from symlab.version import __version__
 
 dprint = printing.debugprint
 pprint = printing.pprint
 pp = printing.pp
-
-__version__ = "0.1.0"
 
 #: Names loaded on first use, so that ``import symlab`` stays fast: compiling
 #: (and the debug and profiling machinery behind it) and the DAG formats.

@@ -22,15 +22,15 @@ def background(monkeypatch):
 @pytest.fixture
 def held(monkeypatch, background):
     """An event the worker thread waits for before it compiles: the test decides when the code is ready."""
-    from symlab.compile.numba import linker
+    from symlab.compile.numba import runner
 
     release = threading.Event()
-    load = linker.load_compiled
+    load = runner.load_compiled
 
     def held_load(*args, **kwargs):
         assert release.wait(60), "the test never released the compile"
         return load(*args, **kwargs)
 
-    monkeypatch.setattr(linker, "load_compiled", held_load)
+    monkeypatch.setattr(runner, "load_compiled", held_load)
     yield release
     release.set()

@@ -8,7 +8,7 @@
 :mod:`~symlab.compile.linker_numpy` (the NumPy backend),
 :mod:`~symlab.compile.debugmode`, :mod:`~symlab.compile.nanguard` and
 :mod:`~symlab.compile.profiling`; ``wait_all`` waits for the background compiles under way
-(:func:`~symlab.compile.numba.linker.wait_all`).
+(:func:`~symlab.compile.numba.background.wait_all`).
 
 >>> import symlab
 >>> import symlab.tensor as st
@@ -27,7 +27,7 @@ from symlab.compile.profiling import ProfileStats
 from symlab.compile.debugmode import DebugModeError
 from symlab.compile.nanguard import NanGuardError
 from symlab.compile.function import Function, FunctionMaker, UnusedInputError, function
-from symlab.compile.numba.linker import wait_all
+from symlab.compile.numba.background import wait_all
 
 __all__ = [
     "DebugMode",

@@ -45,15 +45,24 @@ from typing import Any
 
 import numpy as np
 
-from symlab.compile.io import In, Out
+from symlab.compile.function_arguments import (
+    input_downcast,
+    pairs,
+    read_givens,
+    read_inputs,
+    read_outputs,
+    read_updates,
+    refuse_inplace,
+)
+from symlab.compile.io import In
 from symlab.compile.modes import Mode, get_mode
 from symlab.compile.profiling import ProfileStats
-from symlab.compile.shared import SharedVariable, describe_value
 from symlab.graph.basic import Constant, MissingInputError, Variable
 from symlab.graph.destroyhandler import DestroyHandler
-from symlab.graph.display import Displayable
+from symlab.graph.display import Displayable, print_text, register_graph_holder
 from symlab.graph.fg import FunctionGraph
 from symlab.graph.gc_pause import gc_paused
+from symlab.graph.sharedvalue import SharedVariable, describe_value
 from symlab.graph.traversal import ancestors, clone_replace, graph_inputs
 from symlab.tensor.type import TensorType
 
@@ -62,34 +71,6 @@ _MISSING = object()
 
 class UnusedInputError(ValueError):
     """An input of ``symlab.function`` is not needed to compute the outputs or updates."""
-
-
-def _pairs(value: Any, what: str) -> list[tuple[Any, Any]]:
-    if value is None:
-        return []
-    if isinstance(value, Mapping):
-        return list(value.items())
-    try:
-        pairs = [tuple(p) for p in value]
-    except TypeError:
-        raise TypeError(f"{what} must be a dict or a list of (variable, value) pairs, received {type(value).__name__}") from None
-    for k, p in enumerate(pairs):
-        if len(p) != 2:
-            raise TypeError(f"{what}: entry {k} is not a (variable, value) pair: {p!r:.80}")
-    return pairs
-
-
-def _refuse_inplace(targets: list[Variable], where: str) -> None:
-    """Refuse a user graph holding an op that overwrites its input (unless ``accept_inplace=True``)."""
-    from symlab.graph.traversal import applys_between
-
-    for node in applys_between(graph_inputs(targets), targets):
-        if getattr(node.op, "destroy_map", None):
-            raise TypeError(
-                f"{where}: the graph contains the inplace operation {node} (it overwrites input "
-                f"{sorted(i for ins in node.op.destroy_map.values() for i in ins)}); pass accept_inplace=True "
-                "to compile it (the inputs it overwrites must then be marked In(..., mutable=True))"
-            )
 
 
 class FunctionMaker:
@@ -118,10 +99,10 @@ class FunctionMaker:
             raise ValueError(f"{where}: on_unused_input must be 'raise', 'warn' or 'ignore', received {on_unused_input!r}")
         self.mode = get_mode(mode)
         self.allow_input_downcast = allow_input_downcast
-        self.inputs = self._inputs(inputs)
-        self.output_kind, self.output_keys, self.outputs = self._outputs(outputs)
-        update_pairs = self._updates(updates)
-        given_pairs = self._givens(givens)
+        self.inputs = read_inputs(inputs, where, allow_input_downcast)
+        self.output_kind, self.output_keys, self.outputs = read_outputs(outputs, where)
+        update_pairs = read_updates(updates, where)
+        given_pairs = read_givens(givens, where)
 
         # -- the graph: givens substituted (on a copy), leaves checked -------------------------
         targets = [o.variable for o in self.outputs] + [u for _, u in update_pairs]
@@ -147,7 +128,7 @@ class FunctionMaker:
         if not isinstance(accept_inplace, bool | np.bool_):
             raise TypeError(f"{where}: accept_inplace must be True or False, received {accept_inplace!r}")
         if not accept_inplace:
-            _refuse_inplace(targets, where)
+            refuse_inplace(targets, where)
         used = set(ancestors(targets)) if targets else set()
         for k, inp in enumerate(self.inputs):
             if inp.variable not in used and on_unused_input != "ignore":
@@ -214,115 +195,8 @@ class FunctionMaker:
             stats.compile_seconds = perf_counter() - started
             combined.function_ready(stats)
 
-    # -- argument normalization ------------------------------------------------------------------
-    def _inputs(self, inputs: Any) -> list[In]:
-        where = self.where
-        if isinstance(inputs, Variable | In):
-            raise TypeError(f"{where}: inputs must be a list of variables, received a single {type(inputs).__name__}; write [{inputs}]")
-        out: list[In] = []
-        seen: dict[Variable, int] = {}
-        for k, item in enumerate(inputs):
-            inp = item if isinstance(item, In) else None
-            if inp is None:
-                if not isinstance(item, Variable):
-                    raise TypeError(
-                        f"{where}: input {k} must be a symbolic Variable or an In, received "
-                        f"{type(item).__name__} ({item!r:.60})"
-                    )
-                inp = In(item)
-            var = inp.variable
-            if isinstance(var, Constant):
-                raise TypeError(
-                    f"{where}: input {k} ({var}) is a Constant: a constant has a fixed value and cannot be an "
-                    "input; remove it from the inputs"
-                )
-            if isinstance(var, SharedVariable):
-                raise TypeError(
-                    f"{where}: input {k} ({var}) is a shared variable: its value is an implicit input of every "
-                    "function using it; to give it another value, replace it with givens={shared: variable}"
-                )
-            if var.owner is not None:
-                raise TypeError(
-                    f"{where}: input {k} ({var}) is computed by {var.owner}; inputs must be root variables "
-                    "(to feed an intermediate value, replace it with givens)"
-                )
-            if var in seen:
-                raise ValueError(f"{where}: input {k} ({var}) is the same variable as input {seen[var]}")
-            seen[var] = k
-            if inp.has_value:
-                try:
-                    inp.filtered_value = var.type.filter(inp.value, strict=inp.strict, allow_downcast=self._downcast(inp))
-                except (TypeError, ValueError) as err:
-                    raise TypeError(
-                        f"{where}: bad default value for input {k} ('{inp.name}'): expected {var.type}, received "
-                        f"{describe_value(inp.value)}: {err}"
-                    ) from None
-            out.append(inp)
-        return out
-
     def _downcast(self, inp: In) -> bool | None:
-        return inp.allow_downcast if inp.allow_downcast is not None else self.allow_input_downcast
-
-    def _outputs(self, outputs: Any) -> tuple[str, list[str] | None, list[Out]]:
-        def one(item: Any, label: str) -> Out:
-            if isinstance(item, Out):
-                return item
-            if isinstance(item, Variable):
-                return Out(item)
-            raise TypeError(
-                f"{self.where}: {label} must be a symbolic Variable or an Out, received {type(item).__name__} ({item!r:.60})"
-            )
-
-        if outputs is None:
-            return "list", None, []
-        if isinstance(outputs, Variable | Out):
-            return "single", None, [one(outputs, "the output")]
-        if isinstance(outputs, Mapping):
-            keys = list(outputs)
-            for key in keys:
-                if not isinstance(key, str):
-                    raise TypeError(f"{self.where}: output dict keys must be strings, received {key!r}")
-            return "dict", keys, [one(outputs[key], f"output {key!r}") for key in keys]
-        if isinstance(outputs, list | tuple):
-            return "list", None, [one(item, f"output {k}") for k, item in enumerate(outputs)]
-        raise TypeError(
-            f"{self.where}: outputs must be a Variable, a list or a dict of them, received {type(outputs).__name__}"
-        )
-
-    def _updates(self, updates: Any) -> list[tuple[SharedVariable, Variable]]:
-        out: list[tuple[SharedVariable, Variable]] = []
-        seen: set[Variable] = set()
-        for k, (target, expr) in enumerate(_pairs(updates, f"{self.where}: updates")):
-            if not isinstance(target, SharedVariable):
-                raise TypeError(
-                    f"{self.where}: update {k}: only shared variables can be updated, received {target!r:.60} "
-                    f"({type(target).__name__})"
-                )
-            if target in seen:
-                raise ValueError(f"{self.where}: update {k}: {target} is updated twice")
-            seen.add(target)
-            try:
-                expr = target.type.filter_variable(expr)
-            except (TypeError, ValueError) as err:
-                got = getattr(expr, "type", None)
-                raise TypeError(
-                    f"{self.where}: update {k}: the new value of {target} ({target.type}) is "
-                    f"{expr!s:.60}{f' of type {got}' if got is not None else ''}, which cannot be stored in it: {err}"
-                ) from None
-            out.append((target, expr))
-        return out
-
-    def _givens(self, givens: Any) -> list[tuple[Variable, Variable]]:
-        out = []
-        for k, (old, new) in enumerate(_pairs(givens, f"{self.where}: givens")):
-            if not isinstance(old, Variable) or isinstance(old, Constant):
-                raise TypeError(f"{self.where}: givens entry {k}: the key must be a non-constant Variable, received {old!r:.60}")
-            try:
-                new = old.type.filter_variable(new)
-            except (TypeError, ValueError) as err:
-                raise TypeError(f"{self.where}: givens entry {k}: {new!s:.60} cannot replace {old} ({old.type}): {err}") from None
-            out.append((old, new))
-        return out
+        return input_downcast(inp, self.allow_input_downcast)
 
     def create(self) -> Function:
         return Function(self)
@@ -577,7 +451,7 @@ class Function(Displayable):
         for flag, value in (("share_memory", share_memory), ("delete_updates", delete_updates)):
             if not isinstance(value, bool | np.bool_):
                 raise TypeError(f"{where}: {flag} must be True or False, received {value!r}")
-        swaps = _pairs(swap, f"{where}: swap")
+        swaps = pairs(swap, f"{where}: swap")
         by_container = {s.container: k for k, s in enumerate(maker.shared)}
         replaced: dict[int, SharedVariable] = {}
         for k, (old, new) in enumerate(swaps):
@@ -628,9 +502,7 @@ class Function(Displayable):
 
     def dprint(self, **kwargs: Any) -> Any:
         """Print the optimized graph with each node's position in the execution order."""
-        from symlab.printing import debugprint
-
-        return debugprint(self, **kwargs)
+        return print_text(self, **kwargs)
 
     def _add_call_note(self, err: BaseException, values: Any) -> None:
         """Note what a call gave on an error raised while computing (a compiled kernel's names no input).
@@ -716,5 +588,8 @@ def function(
             accept_inplace,
         ).create()
 
+
+# The printers (symlab.printing.subject) draw a compiled function as its optimized graph.
+register_graph_holder(Function, "function")
 
 __all__ = ["Function", "FunctionMaker", "UnusedInputError", "function"]

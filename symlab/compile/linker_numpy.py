@@ -91,7 +91,7 @@ def copy_value(value: Any) -> Any:
 
 def annotate_node_error(err: BaseException, index: int, n_nodes: int, node: Apply, values: Sequence[Any]) -> None:
     """Add a note to ``err`` naming the node that failed and describing its input values."""
-    from symlab.compile.shared import describe_value
+    from symlab.graph.sharedvalue import describe_value
 
     lines = [f"symlab: raised by node {index} of {n_nodes} (toposort order): {node}"]
     for i, (var, value) in enumerate(zip(node.inputs, values)):

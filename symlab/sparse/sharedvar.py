@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from symlab.compile.shared import Container, SharedVariable
+from symlab.graph.sharedvalue import Container, SharedVariable
 from symlab.sparse.type import FORMATS, SparseTensorType, describe, is_sparse_value
 from symlab.sparse.variable import SparseVariable
 

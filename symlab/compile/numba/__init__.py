@@ -2,9 +2,12 @@
 
 Importing this package does not import Numba; compiling does. It does load
 SciPy's BLAS table, cheaply (see :mod:`~symlab.compile.numba.blas_table`),
-so that Numba's own setup need not import ``scipy.linalg``.
+so that Numba's own setup need not import ``scipy.linalg``. It registers the
+loader of symlab's kernel families (:mod:`~symlab.compile.numba.standard_kernels`),
+which the first kernel asked for runs.
 """
 
+from symlab.compile.numba import standard_kernels as _standard_kernels  # registers the kernel families' loader
 from symlab.compile.numba.blas_table import preload as _preload_blas_table
 
 _preload_blas_table()

@@ -25,6 +25,19 @@ enters ``sys.modules`` only whole (see :func:`import_entry`). At
 interpreter exit the cache is closed (:func:`close`): the reads and writes
 under way finish, no other starts.
 
+The cache's parts, each in a module of its own (this module holds the
+entry points, :func:`prepare_entry` and :func:`import_entry`, with the miss
+reasons, and names the public names of the others):
+
+* :mod:`~symlab.compile.numba.environment`: the environment string and the key (:func:`cache_key`);
+* :mod:`~symlab.compile.numba.cache_dir`: the cache directory, private directories, atomic writes;
+* :mod:`~symlab.compile.numba.cache_secret`: the user's secret that signs entries (:func:`secret_key`);
+* :mod:`~symlab.compile.numba.cache_lock`: each entry's lock (:func:`entry_lock`), and :func:`close`;
+* :mod:`~symlab.compile.numba.cache_entry`: an entry's files, signed (:func:`sign_entry`), checked
+  (:func:`verify_entry`) and reset;
+* :mod:`~symlab.compile.numba.loader_guard`: the guard that keeps Numba's loader to signed files
+  (:func:`guard_dispatcher`, :func:`load_without_refresh`).
+
 Security
 --------
 *Threat.* The cache holds code symlab runs: the generated modules, and
@@ -82,724 +95,54 @@ False
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
-import hmac
-import io
-import json
 import linecache
 import logging
 import os
-import pickletools
-import platform
 import re
-import shutil
-import stat
 import sys
-import tempfile
 import threading
-import time
 import warnings
-from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+
+from symlab.compile.numba.cache_dir import (
+    CacheRefused,
+    CacheSecurityWarning,
+    cache_dir,
+    make_private_dirs,
+    private_subdir,
+    require_private_dir,
+    write_atomic,
+)
+from symlab.compile.numba.cache_entry import (
+    CORRUPTED,
+    OTHER_ENVIRONMENT,
+    SIGNATURE_FILE,
+    SIGNATURE_MISMATCH,
+    CacheEntry,
+    check_numba_files,
+    reset_entry,
+    sign_entry,
+    verify_entry,
+)
+from symlab.compile.numba.cache_lock import CacheClosed, close, entry_lock, is_closed
+from symlab.compile.numba.cache_secret import secret_key, secret_path
+from symlab.compile.numba.environment import cache_key
+from symlab.compile.numba.loader_guard import guard_dispatcher, load_without_refresh
 
 log = logging.getLogger("symlab.cache")
 
-#: Miss reasons (``CacheEntry.miss_reason``).
+#: Miss reasons (``CacheEntry.miss_reason``); those of a file that fails its signature
+#: (:data:`SIGNATURE_MISMATCH`, :data:`CORRUPTED`, :data:`OTHER_ENVIRONMENT`) are
+#: :mod:`~symlab.compile.numba.cache_entry`'s.
 NEW_KEY = "new key: this graph was never compiled with this cache directory"
 INDEX_MISSING = "numba cache index missing"
 STALE = "numba cache index stale: Numba recompiled"
-CORRUPTED = "corrupted entry"
-#: A file of the entry is unsigned, changed, added or missing, or the signature file is not the user's.
-SIGNATURE_MISMATCH = "signature mismatch"
-#: The entry was signed in another environment (other Numba, NumPy, Python or symlab versions, CPU, BLAS).
-OTHER_ENVIRONMENT = "entry from another environment"
 #: The disk cache cannot be used safely (a directory or the secret refused): compiled in memory.
 REFUSED = "disk cache refused"
 
 #: The cache was closed (the interpreter is exiting: see :func:`close`): compiled in memory (a refusal, no warning).
 CLOSED = "the disk cache is closed: the interpreter is exiting"
-
-#: The file of an entry that lists its files' HMACs.
-SIGNATURE_FILE = "symlab-signature.json"
-SIGNATURE_FORMAT = 1
-#: Seconds a process waits for another one to release an entry before it goes on without the lock.
-LOCK_TIMEOUT = 600.0
-#: The symlab modules generated code calls at run time: their code is in the machine code, so in the key.
-RUNTIME_MODULES = (
-    "jit_helpers.py",
-    "kernels_reduction_order.py",
-    "numpy_blas.py",
-    "numpy_blas_library.py",
-    "sum_order.py",
-    "ufunc_loops.py",
-    "ufunc_table.py",
-)
-
-#: Owner and mode checks need POSIX ownership (skipped on Windows).
-_POSIX = hasattr(os, "geteuid")
-
-
-class CacheSecurityWarning(UserWarning):
-    """The disk cache (a directory, or the secret that signs it) is refused: symlab compiles in memory."""
-
-
-class CacheRefused(Exception):
-    """The disk cache cannot be used safely; the message names the path, what was expected and what was found."""
-
-
-# -- where, and under which key -------------------------------------------------------------------------------------
-def cache_dir() -> Path:
-    """The cache directory: ``$SYMLAB_CACHE_DIR`` if set, else ``~/.cache/symlab`` (made absolute)."""
-    env = os.environ.get("SYMLAB_CACHE_DIR")
-    # Absolute: the module's path is its code's file name, which Numba's cache locator reads later.
-    return Path(env).expanduser().absolute() if env else Path.home() / ".cache" / "symlab"
-
-
-def secret_path() -> Path:
-    """The file of the key that signs entries: ``$SYMLAB_SECRET_FILE``, else ``$XDG_CONFIG_HOME/symlab/cache_secret``."""
-    env = os.environ.get("SYMLAB_SECRET_FILE")
-    if env:
-        return Path(env).expanduser().absolute()
-    config = os.environ.get("XDG_CONFIG_HOME")
-    base = Path(config).expanduser().absolute() if config else Path.home() / ".config"
-    return base / "symlab" / "cache_secret"
-
-
-def _numba_version() -> str:
-    """Numba's version, read from its installed distribution: importing Numba costs 0.1-0.2 s."""
-    import importlib.util
-
-    spec = importlib.util.find_spec("numba")
-    if spec is not None and spec.origin is not None:
-        site = Path(spec.origin).parent.parent
-        found = sorted(site.glob("numba-*.dist-info"))
-        if len(found) == 1:
-            return found[0].name[len("numba-") : -len(".dist-info")]
-    from importlib.metadata import version
-
-    return version("numba")
-
-
-def _runtime_hash() -> str:
-    """A hash of the symlab modules the generated code calls: a change there changes the machine code."""
-    digest = hashlib.sha256()
-    here = Path(__file__).parent
-    for name in RUNTIME_MODULES:
-        digest.update(name.encode() + b"\0")
-        try:
-            digest.update((here / name).read_bytes())
-        except OSError:  # pragma: no cover - a module left out of an installation
-            digest.update(b"missing")
-    return digest.hexdigest()[:16]
-
-
-def _environment() -> str:
-    """What the machine code depends on besides the source: the versions, the CPU, the BLAS it calls.
-
-    Made without importing Numba, so that a graph's kernels can be named
-    (and looked up) before Numba is loaded.
-    """
-    try:
-        import llvmlite.binding as ll
-
-        cpu = ll.get_host_cpu_name()
-    except Exception:  # pragma: no cover - an unusual llvmlite
-        cpu = platform.machine()
-    import numpy
-
-    from symlab import __version__ as symlab_version
-    from symlab.compile.numba.numpy_blas_library import LIBRARY
-
-    blas = LIBRARY.identity if LIBRARY is not None else "numba's"  # the machine code calls one or the other
-    return (
-        f"numba {_numba_version()}; numpy {numpy.__version__}; python {sys.version_info[:3]}; "
-        f"symlab {symlab_version} (runtime {_runtime_hash()}); cpu {cpu}; blas {blas}"
-    )
-
-
-_ENV: str | None = None
-
-
-def _current_environment() -> str:
-    """The environment string of this process (computed once)."""
-    global _ENV
-    if _ENV is None:
-        _ENV = _environment()
-    return _ENV
-
-
-def cache_key(source: str) -> str:
-    """A stable hash of ``source`` and of the versions, CPU and BLAS that compile it (24 hex digits)."""
-    return hashlib.sha256(f"{_current_environment()}\n{source}".encode()).hexdigest()[:24]
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` (mode 0o600) through a temporary file in the same folder and ``os.replace``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
-# -- private directories ----------------------------------------------------------------------------------------------
-def _user(uid: int) -> str:
-    """``uid`` with its user name, for messages."""
-    try:
-        import pwd
-
-        return f"uid {uid} ({pwd.getpwuid(uid).pw_name})"
-    except (ImportError, KeyError):
-        return f"uid {uid}"
-
-
-def _make_private_dirs(path: Path) -> None:
-    """Create ``path`` and its missing parents with mode 0o700 (an existing one is left as it is, and checked later)."""
-    missing: list[Path] = []
-    p = path
-    while not os.path.lexists(p) and p.parent != p:
-        missing.append(p)
-        p = p.parent
-    for d in reversed(missing):
-        try:
-            d.mkdir(mode=0o700)
-        except FileExistsError:
-            continue  # another process made it at the same moment: it is checked before use like any other
-        os.chmod(d, 0o700)  # mkdir's mode went through the umask
-
-
-def _dir_problem(path: Path) -> str | None:
-    """What makes the directory ``path`` unfit to hold code symlab runs (another owner, group/other write), or None."""
-    if not _POSIX:
-        return None
-    try:
-        st = os.stat(path)  # follows a symbolic link: the directory that would be used is checked
-    except OSError as err:
-        return f"a path that cannot be read ({err.strerror})"
-    if not stat.S_ISDIR(st.st_mode):
-        return f"a {stat.filemode(st.st_mode)[0]!r}-type file, not a directory"
-    if st.st_uid != os.geteuid():
-        return f"a directory owned by {_user(st.st_uid)}"
-    if st.st_mode & 0o022:
-        return f"mode {stat.filemode(st.st_mode)} ({st.st_mode & 0o777:#o}): group or others can write to it"
-    return None
-
-
-def _require_private_dir(path: Path) -> None:
-    """Raise :class:`CacheRefused` unless ``path`` is a directory of this user that no one else can write to."""
-    problem = _dir_problem(path)
-    if problem is not None:
-        raise CacheRefused(
-            f"symlab: refusing the disk cache directory {path}: expected a directory owned by {_user(os.geteuid())} "
-            f"that only its owner can write to (symlab creates it with mode 0o700), found {problem}; compiling in "
-            "memory, without the disk cache (fix its owner or mode, or set SYMLAB_CACHE_DIR to a private directory)"
-        )
-
-
-def _private_subdir(path: Path) -> None:
-    """Create the directory ``path`` (mode 0o700) if missing, then require it private."""
-    if not os.path.lexists(path):
-        try:
-            path.mkdir(mode=0o700)
-            os.chmod(path, 0o700)
-        except FileExistsError:
-            pass
-    _require_private_dir(path)
-
-
-# -- the secret key ---------------------------------------------------------------------------------------------------
-_SECRETS: dict[Path, bytes] = {}
-_SECRET_LOCK = threading.Lock()
-
-
-class _SecretIncomplete(CacheRefused):
-    """The secret file is too short: perhaps another process is still writing it (without hard links)."""
-
-
-def _read_secret(path: Path) -> bytes | None:
-    """The key in ``path``, None if there is no such file; :class:`CacheRefused` if it is not private or not a key."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-    except FileNotFoundError:
-        return None
-    except OSError as err:
-        raise CacheRefused(
-            f"symlab: cannot read the cache secret {path} ({err.strerror}); compiling in memory"
-        ) from err
-    try:
-        st = os.fstat(fd)
-        found = None
-        if not stat.S_ISREG(st.st_mode):
-            found = "not a regular file"
-        elif _POSIX and st.st_uid != os.geteuid():
-            found = f"a file owned by {_user(st.st_uid)}"
-        elif _POSIX and st.st_mode & 0o077:
-            found = f"mode {stat.filemode(st.st_mode)} ({st.st_mode & 0o777:#o}): group or others can read or write it"
-        if found is not None:
-            raise CacheRefused(
-                f"symlab: refusing the cache secret {path}: expected a file owned by "
-                f"{_user(os.geteuid()) if _POSIX else 'this user'} that only its owner can read and write (mode 0o600), "
-                f"found {found}; compiling in memory, without the disk cache (remove it: symlab makes a new one)"
-            )
-        data = os.read(fd, 4096)
-    finally:
-        os.close(fd)
-    try:
-        key = bytes.fromhex(data.decode("ascii").strip())
-    except (UnicodeDecodeError, ValueError):
-        key = b""
-    if len(key) < 32:
-        # A file made this instant may still be being written (where there are no hard links): worth a retry.
-        error = _SecretIncomplete if time.time() - st.st_mtime < 2.0 else CacheRefused
-        raise error(
-            f"symlab: refusing the cache secret {path}: expected at least 64 hexadecimal digits, found "
-            f"{len(data)} bytes that are not; compiling in memory, without the disk cache (remove it: symlab makes a new one)"
-        )
-    return key
-
-
-def _create_secret(path: Path) -> None:
-    """Create the secret file ``path`` (mode 0o600) unless it exists; two processes at once end up with one key."""
-    import secrets
-
-    _make_private_dirs(path.parent)
-    data = secrets.token_hex(32).encode() + b"\n"
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")  # mode 0o600
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        try:
-            os.link(tmp, path)  # atomic, and fails if the file exists: the first key made is everyone's key
-        except FileExistsError:
-            pass
-        except OSError:  # no hard links on this file system: an exclusive create, written at once
-            try:
-                out = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            except FileExistsError:
-                return
-            try:
-                os.write(out, data)
-            finally:
-                os.close(out)
-    finally:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-
-
-_OUTSIDE: set[tuple[Path, Path]] = set()
-
-
-def _check_outside(secret: Path, root: Path) -> None:
-    """Raise :class:`CacheRefused` if the secret lies in the cache directory (whoever writes there could swap it)."""
-    if (secret, root) in _OUTSIDE:
-        return
-    s, r = secret.resolve(), root.resolve()
-    if s != r and r not in s.parents:
-        _OUTSIDE.add((secret, root))
-        return
-    raise CacheRefused(
-        f"symlab: refusing the cache secret {secret}: expected a file outside the cache directory {root}, "
-        "found it inside (anyone who can write the cache could replace it); compiling in memory, without the "
-        "disk cache (set SYMLAB_SECRET_FILE elsewhere)"
-    )
-
-
-def secret_key(root: Path | None = None) -> bytes:
-    """The user's key that signs cache entries (created on first use); :class:`CacheRefused` if unusable.
-
-    ``root`` is the cache directory, which must not hold the secret.
-    """
-    path = secret_path()
-    _check_outside(path, root or cache_dir())
-    got = _SECRETS.get(path)
-    if got is not None:
-        return got
-    with _SECRET_LOCK:
-        for attempt in range(40):
-            try:
-                got = _read_secret(path)
-            except _SecretIncomplete:
-                if attempt == 39:
-                    raise
-                time.sleep(0.025)  # another process may be writing it without hard links
-                continue
-            if got is not None:
-                break
-            _create_secret(path)
-        assert got is not None
-        _SECRETS[path] = got
-        return got
-
-
-# -- locks ----------------------------------------------------------------------------------------------------------
-class _EntryLock:
-    """One entry's lock in this process: reentrant for a thread, exclusive among threads and (flock) processes."""
-
-    def __init__(self) -> None:
-        self.rlock = threading.RLock()
-        self.depth = 0
-        self.fd = -1
-
-
-_LOCKS: dict[str, _EntryLock] = {}
-_LOCKS_GUARD = threading.Lock()
-
-
-def _flock(folder: Path) -> int:
-    """An exclusive ``flock`` on the directory ``folder``: its descriptor, or -1 where locks do not work.
-
-    Waits at most :data:`LOCK_TIMEOUT` seconds, then goes on unlocked (safe: a concurrent writer can only
-    make the next verification fail, which is a miss).
-    """
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - Windows
-        return -1
-    try:
-        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-    except OSError:
-        return -1
-    deadline = time.monotonic() + LOCK_TIMEOUT
-    pause = 0.001
-    while True:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return fd
-        except BlockingIOError:
-            if time.monotonic() > deadline:
-                log.warning("symlab cache: %s stayed locked %.0f s; going on without its lock", folder, LOCK_TIMEOUT)
-                os.close(fd)
-                return -1
-            time.sleep(pause)
-            pause = min(pause * 2, 0.05)
-        except OSError:  # a file system without flock
-            os.close(fd)
-            return -1
-
-
-#: Threads of this process holding an entry's lock now, and whether the cache is closed (see :func:`close`).
-_HOLDERS = threading.Condition()
-_holding = 0
-_closed = False
-
-
-class CacheClosed(CacheRefused):
-    """The interpreter is exiting (:func:`close` was called): no entry's files are read or written any more."""
-
-
-@contextlib.contextmanager
-def entry_lock(folder: Path) -> Iterator[None]:
-    """Hold the lock of the entry ``folder`` (reentrant in a thread) while reading or writing its files.
-
-    Raises :class:`CacheClosed` once :func:`close` was called (a lock already held stays held until its work is
-    done).
-    """
-    global _holding
-    with _LOCKS_GUARD:
-        lock = _LOCKS.setdefault(str(folder), _EntryLock())
-    with lock.rlock:
-        if lock.depth == 0:
-            fd = -1 if _closed else _flock(folder)
-            with _HOLDERS:
-                if _closed:
-                    if fd >= 0:
-                        os.close(fd)
-                    raise CacheClosed(
-                        f"symlab: the disk cache is closed (the interpreter is exiting): {folder} not used"
-                    )
-                _holding += 1
-            lock.fd = fd
-        lock.depth += 1
-        try:
-            yield
-        finally:
-            lock.depth -= 1
-            if lock.depth == 0:
-                if lock.fd >= 0:
-                    os.close(lock.fd)  # releases the flock
-                    lock.fd = -1
-                with _HOLDERS:
-                    _holding -= 1
-                    _HOLDERS.notify_all()
-
-
-def _reset_holders_in_child() -> None:
-    """In a forked child: no thread of the child holds an entry's lock (the parent's threads are not copied)."""
-    global _HOLDERS, _holding
-    _HOLDERS = threading.Condition()
-    _holding = 0
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_reset_holders_in_child)
-
-
-def close(timeout: float) -> bool:
-    """Stop using the disk cache in this process (at interpreter exit): True once no thread reads or writes it.
-
-    Every read or write of an entry's files holds its lock; from now on no lock is given (the caller gets
-    :class:`CacheClosed`: a cache refused, so it compiles in memory and saves nothing). The reads and
-    writes under way may finish: this waits at most ``timeout`` seconds for them (each is short: a load
-    of machine code, or writing a few files). An entry's files are written atomically and signed last,
-    so even a write cut short leaves no file a later process would take as valid.
-    """
-    global _closed
-    with _HOLDERS:
-        _closed = True
-        return _HOLDERS.wait_for(lambda: _holding == 0, timeout)
-
-
-# -- entries ----------------------------------------------------------------------------------------------------------
-@dataclass
-class CacheEntry:
-    """One graph's cache entry: where it is and what loading it found."""
-
-    key: str
-    folder: Path
-    module_path: Path
-    #: The reason the entry cannot give compiled code, or None if it may (decided before compiling).
-    miss_reason: str | None = None
-    #: The function whose Numba index tells whether the entry was ever compiled.
-    main: str = "graph_fn"
-    #: The generated source the module file must hold (what is imported).
-    source: str = ""
-    #: False: the disk cache was refused; the module is compiled in memory and nothing is read or written.
-    disk: bool = True
-
-    @property
-    def pycache(self) -> Path:
-        return self.folder / "__pycache__"
-
-    @property
-    def signature_path(self) -> Path:
-        return self.folder / SIGNATURE_FILE
-
-    def index_files(self) -> list[Path]:
-        return sorted(self.pycache.glob("*.nbi")) if self.disk and self.pycache.is_dir() else []
-
-    def has_index(self, function: str | None = None) -> bool:
-        stem = f"{self.module_path.stem}.{function or self.main}-"
-        return any(p.name.startswith(stem) for p in self.index_files())
-
-    def wipe_compiled(self) -> None:
-        """Remove Numba's files of this entry (they will be rebuilt) and sign what is left."""
-        if not self.disk:
-            return
-        with entry_lock(self.folder):
-            _reset(self)
-
-
-def _entry_files(entry: CacheEntry) -> tuple[list[str], list[str]]:
-    """The regular files of ``entry`` (paths relative to its folder) but the signature, and anything else.
-
-    "Anything else" (symbolic links, folders other than ``__pycache__``...) is never written by symlab or
-    Numba, so it is reported, never followed.
-    """
-    files: list[str] = []
-    odd: list[str] = []
-    for prefix, folder in (("", entry.folder), ("__pycache__/", entry.pycache)):
-        try:
-            listing = list(os.scandir(folder))
-        except FileNotFoundError:
-            continue
-        for item in listing:
-            rel = prefix + item.name
-            if not prefix and item.name == SIGNATURE_FILE:
-                continue
-            if not prefix and item.name == "__pycache__" and item.is_dir(follow_symlinks=False):
-                continue
-            if item.is_file(follow_symlinks=False):
-                files.append(rel)
-            else:
-                odd.append(rel)
-    return sorted(files), sorted(odd)
-
-
-#: File digests already computed: (key id, path, inode, size, mtime, ctime) -> hex. A file whose status did not
-#: change since it was hashed is not read again (a write, a rename over it or a chmod changes its ctime).
-_DIGESTS: dict[tuple[bytes, str, int, int, int, int], str] = {}
-
-
-_KEY_IDS: dict[bytes, bytes] = {}
-
-
-def _file_digest(secret: bytes, entry: CacheEntry, rel: str) -> str:
-    """The HMAC-SHA256 (hex) of the file ``rel`` of ``entry``: over the entry's key, the file's name and its bytes.
-
-    Raises ``OSError`` if the file cannot be opened (gone, or a link: never followed).
-    """
-    key_id = _KEY_IDS.get(secret)
-    if key_id is None:
-        key_id = _KEY_IDS[secret] = hashlib.sha256(secret).digest()[:8]
-    fd = os.open(entry.folder / rel, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
-    with os.fdopen(fd, "rb") as f:
-        st = os.fstat(fd)  # the status of the very file read
-        memo = (key_id, str(entry.folder / rel), st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-        got = _DIGESTS.get(memo)
-        if got is None:
-            mac = hmac.new(secret, b"symlab-cache-file\0" + entry.key.encode() + b"\0" + rel.encode() + b"\0", "sha256")
-            mac.update(f.read())
-            got = _DIGESTS[memo] = mac.hexdigest()
-    return got
-
-
-def _manifest_mac(secret: bytes, doc: dict[str, Any]) -> str:
-    """The HMAC of a signature file's content (everything but ``mac``), in a canonical form."""
-    body = {k: doc[k] for k in ("format", "entry", "environment", "files")}
-    return hmac.new(secret, json.dumps(body, sort_keys=True, separators=(",", ":")).encode(), "sha256").hexdigest()
-
-
-def sign_entry(entry: CacheEntry) -> None:
-    """Record the HMAC of every file of ``entry`` in its signature file (the caller holds the entry's lock)."""
-    secret = secret_key(entry.folder.parent)
-    files, _odd = _entry_files(entry)  # odd things are not signed: the next verification reports them
-    doc: dict[str, Any] = {
-        "format": SIGNATURE_FORMAT,
-        "entry": entry.key,
-        "environment": _current_environment(),
-        "files": {rel: _file_digest(secret, entry, rel) for rel in files},
-    }
-    doc["mac"] = _manifest_mac(secret, doc)
-    write_atomic(entry.signature_path, json.dumps(doc, indent=1, sort_keys=True).encode() + b"\n")
-
-
-def _read_signature(entry: CacheEntry, secret: bytes) -> dict[str, str] | str:
-    """The signed file digests of ``entry``, or the reason they cannot be trusted."""
-    try:
-        raw = entry.signature_path.read_bytes()
-    except FileNotFoundError:
-        return f"{SIGNATURE_MISMATCH}: {SIGNATURE_FILE} is missing (the entry was never signed by this symlab)"
-    try:
-        doc = json.loads(raw)
-        files, mac = doc["files"], doc["mac"]
-        expected = _manifest_mac(secret, doc)
-        if not isinstance(files, dict) or not isinstance(mac, str):
-            raise TypeError("files or mac of the wrong type")
-    except Exception as err:  # a signature file symlab did not write
-        return f"{SIGNATURE_MISMATCH}: {SIGNATURE_FILE} is unreadable ({type(err).__name__}: {str(err)[:200]})"
-    if not hmac.compare_digest(expected, mac):
-        return f"{SIGNATURE_MISMATCH}: {SIGNATURE_FILE} is not signed with this user's key (planted, changed or copied)"
-    if doc["entry"] != entry.key:
-        return f"{SIGNATURE_MISMATCH}: {SIGNATURE_FILE} signs entry {doc['entry']!r}, not {entry.key!r}"
-    if doc["environment"] != _current_environment():
-        return f"{OTHER_ENVIRONMENT}: signed with {doc['environment']!r}, this process is {_current_environment()!r}"
-    return files
-
-
-def _pickle_problem(path: Path) -> str | None:
-    """Why ``path`` is not a well-formed Numba index (two pickles) or data file (one), or None.
-
-    Walks the pickle opcodes without building any object, so a planted payload is never run here.
-    """
-    try:
-        stream = io.BytesIO(path.read_bytes())
-        for _ in range(2 if path.suffix == ".nbi" else 1):
-            for _op in pickletools.genops(stream):
-                pass
-    except Exception as err:  # truncation, garbage: any failure
-        return f"{type(err).__name__}: {str(err)[:200]}"
-    return None
-
-
-def _changed(entry: CacheEntry, rel: str) -> str:
-    """The miss reason of the file ``rel`` of ``entry`` whose digest is not the signed one."""
-    if rel.endswith((".nbi", ".nbc")):
-        problem = _pickle_problem(entry.folder / rel)
-        if problem is not None:
-            return f"{CORRUPTED}: {rel} is unreadable ({problem}); {SIGNATURE_MISMATCH}"
-    return f"{SIGNATURE_MISMATCH}: {rel} changed since symlab signed it"
-
-
-def verify_entry(entry: CacheEntry) -> str | None:
-    """Check every file of ``entry`` against its signature file: None if all match, else the miss reason.
-
-    Hashes each file once per change (see ``_DIGESTS``). The caller holds the entry's lock.
-    """
-    secret = secret_key(entry.folder.parent)
-    signed = _read_signature(entry, secret)
-    if isinstance(signed, str):
-        return signed
-    files, odd = _entry_files(entry)
-    if odd:
-        return f"{SIGNATURE_MISMATCH}: {sorted(odd)[0]} is not a regular file (added)"
-    for rel in sorted(signed):
-        if rel not in files:
-            return f"{SIGNATURE_MISMATCH}: {rel} is missing"
-    for rel in files:
-        if rel not in signed:
-            return f"{SIGNATURE_MISMATCH}: {rel} is not signed (added)"
-    for rel in files:
-        try:
-            digest = _file_digest(secret, entry, rel)
-        except OSError as err:
-            return f"{SIGNATURE_MISMATCH}: {rel} cannot be read ({err.strerror})"
-        if not hmac.compare_digest(digest, str(signed[rel])):
-            return _changed(entry, rel)
-    return None
-
-
-def check_numba_files(entry: CacheEntry) -> str | None:
-    """A description of the first malformed Numba index or data file of ``entry``, or None (nothing is unpickled)."""
-    data_files = sorted(entry.pycache.glob("*.nbc")) if entry.index_files() else []
-    for path in [*entry.index_files(), *data_files]:
-        problem = _pickle_problem(path)
-        if problem is not None:
-            return f"{path.name} is unreadable: {problem}"
-    return None
-
-
-def _remove(path: Path) -> None:
-    """Remove ``path`` (a file, a link or a folder tree), never following a link."""
-    try:
-        if path.is_dir() and not path.is_symlink():
-            shutil.rmtree(path, ignore_errors=True)
-        else:
-            path.unlink()
-    except FileNotFoundError:
-        pass
-
-
-def _reset(entry: CacheEntry) -> None:
-    """Leave ``entry`` holding only its module (rewritten if needed) and an empty ``__pycache__``, signed.
-
-    The ``__pycache__`` folder itself stays (only emptied): a process creating its functions at this moment
-    checks that Numba can write there. The caller holds the entry's lock.
-    """
-    _make_private_dirs(entry.folder)
-    _require_private_dir(entry.folder)
-    for item in list(entry.folder.iterdir()):
-        if item.name not in (entry.module_path.name, SIGNATURE_FILE, "__pycache__"):
-            _remove(item)  # anything added
-    pycache = entry.pycache
-    if pycache.is_symlink() or (os.path.lexists(pycache) and not pycache.is_dir()):
-        _remove(pycache)
-    for item in list(pycache.iterdir()) if pycache.is_dir() else []:
-        _remove(item)  # Numba's files, and anything added
-    if entry.source:
-        data = entry.source.encode()
-        try:
-            same = entry.module_path.read_bytes() == data
-        except OSError:
-            same = False
-        if not same:
-            write_atomic(entry.module_path, data)
-    _private_subdir(entry.pycache)  # Numba would make it with the umask's mode
-    sign_entry(entry)
 
 
 def _refusal(root: Path, folder: Path) -> str | None:
@@ -808,10 +151,10 @@ def _refusal(root: Path, folder: Path) -> str | None:
     A refusal is warned about once per message and process.
     """
     try:
-        _make_private_dirs(root)
-        _require_private_dir(root)
+        make_private_dirs(root)
+        require_private_dir(root)
         secret_key(root)
-        _private_subdir(folder)
+        private_subdir(folder)
         return None
     except CacheRefused as err:
         return _refused(str(err))
@@ -848,7 +191,7 @@ def _repair(entry: CacheEntry) -> str | None:
         reason = f"{CORRUPTED}: the module file {entry.module_path.name} does not hold the generated source"
     else:
         if os.path.lexists(entry.pycache):
-            _require_private_dir(entry.pycache)
+            require_private_dir(entry.pycache)
         reason = verify_entry(entry)
         if reason is None and not entry.has_index():
             # Compile every function of the module anew: the cached code of a function compiled while a parallel
@@ -856,7 +199,7 @@ def _repair(entry: CacheEntry) -> str | None:
             reason = INDEX_MISSING
         if reason is None:
             return None
-    _reset(entry)
+    reset_entry(entry)
     return reason
 
 
@@ -873,7 +216,7 @@ def prepare_entry(
     root = (directory or cache_dir()).absolute()
     folder = root / key
     entry = CacheEntry(key, folder, folder / f"graph_{key}.py", main=main, source=source)
-    refused = CLOSED if _closed else _refusal(root, folder)
+    refused = CLOSED if is_closed() else _refusal(root, folder)
     if refused is None:
         try:
             with entry_lock(folder):
@@ -895,137 +238,6 @@ def prepare_entry(
     if entry.miss_reason is not None:
         log.debug("symlab cache: entry %s: %s", key, entry.miss_reason)
     return entry
-
-
-# -- loading ----------------------------------------------------------------------------------------------------------
-def load_without_refresh(dispatcher: Any) -> Any:
-    """Let ``dispatcher`` load its cached machine code without Numba's full registry refresh; return it.
-
-    Numba's ``Cache.load_overload`` first refreshes the target context: it
-    imports and installs every typing and lowering registry Numba has (about
-    0.1 s, half of a warm process's wait for its first result). Machine code
-    loaded from the disk needs none of them, only Numba's runtime (NRT),
-    which is initialized here. A miss still compiles as usual: Numba's
-    compiler refreshes the context itself before it starts.
-
-    The load goes through the cache's ``_load_overload`` looked up at each
-    call, so the verification :func:`import_entry` installs there always runs.
-    This leans on Numba's cache internals (``_load_overload``,
-    ``_guard_against_spurious_io_errors``, ``rtsys``); a Numba without them
-    keeps its own loading, which is slower but the same.
-    """
-    cache = getattr(dispatcher, "_cache", None)
-    load = getattr(cache, "_load_overload", None)
-    guard = getattr(cache, "_guard_against_spurious_io_errors", None)
-    try:
-        from numba.core.runtime import rtsys
-    except ImportError:  # pragma: no cover - a Numba laid out otherwise
-        return dispatcher
-    if load is None or guard is None or not callable(getattr(rtsys, "initialize", None)):
-        return dispatcher  # no disk cache (Numba's NullCache), or internals this does not know
-
-    def load_overload(sig: Any, target_context: Any) -> Any:
-        rtsys.initialize(target_context)
-        with guard():
-            return cache._load_overload(sig, target_context)
-
-    cache.load_overload = load_overload
-    return dispatcher
-
-
-_WARNED_ELSEWHERE: set[str] = set()
-
-
-def _disable_cache(dispatcher: Any, cache: Any, kind: str, why: str) -> None:
-    """Turn off ``dispatcher``'s disk cache (it compiles in memory), warning ``why`` once per ``kind`` and process."""
-    disable = getattr(cache, "disable", None)
-    if callable(disable):
-        disable()
-    else:  # pragma: no cover - a cache without disable(): never loaded from
-        dispatcher._cache = None
-    if kind not in _WARNED_ELSEWHERE:
-        _WARNED_ELSEWHERE.add(kind)
-        warnings.warn(why, CacheSecurityWarning, stacklevel=3)
-
-
-def guard_dispatcher(dispatcher: Any, entry: CacheEntry) -> None:
-    """Make ``dispatcher`` (a function of ``entry``'s module) load and save only verified, signed cache files.
-
-    Numba reads an entry's files in its cache's ``_load_overload`` (the index,
-    then a data file) and ``_save_overload`` (the index again, before it
-    adds an overload): both are wrapped to run under the entry's lock after
-    :func:`verify_entry` (a mismatch wipes the entry: a miss, never a load),
-    and a save is followed by :func:`sign_entry`, so an overload Numba adds
-    later (another layout, on a first call) is signed too. A cache kept
-    elsewhere than the entry's ``__pycache__``, or internals this does not
-    know, turn the function's disk cache off.
-    """
-    from numba.core.caching import NullCache
-
-    cache = getattr(dispatcher, "_cache", None)
-    if cache is None or isinstance(cache, NullCache) or getattr(cache, "_symlab_guarded", False):
-        return
-    name = getattr(getattr(dispatcher, "py_func", None), "__qualname__", repr(dispatcher))
-    load = getattr(cache, "_load_overload", None)
-    save = getattr(cache, "_save_overload", None)
-    if load is None or save is None:
-        _disable_cache(
-            dispatcher,
-            cache,
-            "internals",
-            f"symlab: this Numba's cache ({type(cache).__name__}) has no _load_overload/"
-            "_save_overload for symlab to verify; symlab's functions are compiled without the disk cache",
-        )
-        return
-    where = Path(str(getattr(cache, "cache_path", "")))
-    if where != entry.pycache:
-        _disable_cache(
-            dispatcher,
-            cache,
-            "elsewhere",
-            (
-                f"symlab: Numba would keep the machine code of {name} in {where} (NUMBA_CACHE_DIR?), expected the "
-                f"signed entry folder {entry.pycache}; symlab's functions whose code would go elsewhere are "
-                "compiled in memory, without the disk cache (this warning is given once)"
-            ),
-        )
-        return
-
-    def verified(action: str) -> bool:
-        """True if the entry's files are signed; else wipe them (a miss). The caller holds the lock."""
-        problem = verify_entry(entry)
-        if problem is None:
-            return True
-        log.debug("symlab cache: entry %s before the %s of %s: %s; rebuilding", entry.key, action, name, problem)
-        _reset(entry)
-        return False
-
-    def guarded_load(sig: Any, target_context: Any) -> Any:
-        try:
-            with entry_lock(entry.folder):
-                if not verified("load"):  # changed since prepare_entry: a miss (Numba compiles), never a load
-                    return None
-                return load(sig, target_context)
-        except (CacheRefused, OSError) as err:  # the cache failed under us: a miss, never a crash
-            log.debug("symlab cache: entry %s: no load of %s (%s: %s)", entry.key, name, type(err).__name__, err)
-            return None
-
-    def guarded_save(sig: Any, data: Any) -> Any:
-        try:
-            with entry_lock(entry.folder):
-                verified("save")  # Numba's save unpickles the index first: it must be signed, or gone
-                _private_subdir(entry.pycache)
-                try:
-                    return save(sig, data)
-                finally:
-                    sign_entry(entry)
-        except (CacheRefused, OSError) as err:  # the code runs; only the disk copy is lost
-            log.debug("symlab cache: entry %s: %s not saved (%s: %s)", entry.key, name, type(err).__name__, err)
-            return None
-
-    cache._load_overload = guarded_load
-    cache._save_overload = guarded_save
-    cache._symlab_guarded = True
 
 
 #: The ``cache=True`` of a decorator of generated code (turned off for a module compiled in memory).
@@ -1058,11 +270,12 @@ def import_entry(entry: CacheEntry, fresh: bool = False, name: str | None = None
 
 
 _IMPORT_LOCKS: dict[str, threading.Lock] = {}
+_IMPORT_LOCKS_GUARD = threading.Lock()
 
 
 def _import_lock(name: str) -> threading.Lock:
     """The lock that makes finding or running the module ``name`` one step among this process's threads."""
-    with _LOCKS_GUARD:
+    with _IMPORT_LOCKS_GUARD:
         return _IMPORT_LOCKS.setdefault(name, threading.Lock())
 
 

@@ -112,43 +112,32 @@ def has_kernel(node: Apply) -> bool:
     return any(cls in _REGISTRY for cls in type(node.op).__mro__)
 
 
-_loaded = False
+#: Functions that import the modules registering kernels (each a family of ops), run once, before the first
+#: lookup: :mod:`~symlab.compile.numba.standard_kernels` registers the one that loads symlab's own families.
+_LOADERS: list[Callable[[], None]] = []
 
-#: Modules that register the standard kernels (imported on first use).
-STANDARD_KERNEL_MODULES: tuple[str, ...] = (
-    "symlab.compile.numba.kernels_subtensor",
-    "symlab.compile.numba.kernels_join",
-    "symlab.compile.numba.kernels_alloc",
-    "symlab.compile.numba.kernels_special",
-    "symlab.compile.numba.kernels_reduction_extra",
-    "symlab.compile.numba.kernels_elemwise",
-    "symlab.compile.numba.kernels_reduction",
-    "symlab.compile.numba.kernels_products",
-    "symlab.compile.numba.kernels_shape",
-    "symlab.compile.numba.kernels_conv",
-    "symlab.compile.numba.kernels_pool",
-)
+
+def register_kernel_loader(load: Callable[[], None]) -> None:
+    """Have ``load()`` (which imports modules that call :func:`register_kernel`) run before the next lookup.
+
+    This keeps the registry below the kernel families: it never imports them, they register upward, and
+    loading them waits for the first kernel asked for.
+    """
+    _LOADERS.append(load)
 
 
 def _load_standard_kernels() -> None:
-    global _loaded
-    if _loaded:
-        return
-    _loaded = True
-    import importlib
-    import importlib.util
-
-    for module in STANDARD_KERNEL_MODULES:
-        if importlib.util.find_spec(module) is not None:
-            importlib.import_module(module)
+    """Run the registered loaders not run yet (in the order they were registered)."""
+    while _LOADERS:
+        _LOADERS.pop(0)()
 
 
 __all__ = [
     "Kernel",
     "NoKernel",
-    "STANDARD_KERNEL_MODULES",
     "function_source",
     "has_kernel",
     "kernel_for",
     "register_kernel",
+    "register_kernel_loader",
 ]
