@@ -18,14 +18,6 @@ from symlab.notebook.reprs import mimebundle, plain_text
 
 set_display_hook(mimebundle)
 
-#: Widgets, loaded (with anywidget) when first used.
-_LAZY = {
-    "GraphView": "symlab.notebook.graph_view",
-    "RewriteStepper": "symlab.notebook.stepper",
-    "ClientsInspector": "symlab.notebook.inspector",
-    "ValuesView": "symlab.notebook.values",
-}
-
 
 def view(obj: Any, **options: Any) -> Any:
     """The interactive view of ``obj``.
@@ -58,12 +50,17 @@ register_view("clients", _clients_inspector)
 
 
 def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
+    """The widgets, imported (with anywidget) when first asked for: ``import symlab`` stays light."""
+    if name == "GraphView":
+        from symlab.notebook.graph_view import GraphView as value
+    elif name == "RewriteStepper":
+        from symlab.notebook.stepper import RewriteStepper as value
+    elif name == "ClientsInspector":
+        from symlab.notebook.inspector import ClientsInspector as value
+    elif name == "ValuesView":
+        from symlab.notebook.values import ValuesView as value
+    else:
         raise AttributeError(f"module 'symlab.notebook' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value
 

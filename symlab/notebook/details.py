@@ -24,7 +24,7 @@ from symlab.graph.basic import Apply, Constant, Variable
 from symlab.graph.op import Op
 from symlab.graph.type import Type
 
-__all__ = ["Row", "describe", "kind_of"]
+__all__ = ["Row", "describe", "kind_of", "title_of"]
 
 
 @dataclass
@@ -73,6 +73,23 @@ def kind_of(obj: Any, fgraph: Any = None) -> str:
     if isinstance(obj, Type):
         return "type"
     return "group"
+
+
+def title_of(obj: Any, kind: str) -> str:
+    """The panel's title for ``obj`` of kind ``kind`` (:func:`kind_of`): ``apply node exp``, ``input x``, ...
+
+    >>> import symlab.tensor as st
+    >>> x = st.dvector("x")
+    >>> title_of(st.exp(x).owner, "apply"), title_of(x, "input"), title_of([x.owner], "group")
+    ('apply node Elemwise{exp,no_inplace}', 'input x', 'folded group of 1 nodes')
+    """
+    if kind == "group":
+        return f"folded group of {len(obj)} nodes"
+    if kind == "apply":
+        return f"apply node {obj.op}"
+    if kind in ("op", "type"):
+        return f"{kind} {obj!r}" if kind == "type" else f"op {obj}"
+    return f"{kind} {obj}"
 
 
 def _props(op: Any) -> str:

@@ -12,7 +12,9 @@ forward and the backward part of a gradient graph, the part only one output need
 sub-expression (``hidden = tanh(…): 4 nodes``), a chain of elementwise ops; a group holds two nodes or
 more. ``expand``/``collapse`` open and fold back a group in place (``groups`` lists them), ``search``
 finds nodes by name, op, type or key and opens what hides the first; keys never change across any of it.
-:mod:`symlab.notebook.keys` is the one place a key is resolved, :mod:`symlab.notebook.folds` what is open.
+:mod:`symlab.notebook.keys` is the one place a key is resolved (once per click), :mod:`symlab.notebook.folds`
+what is open, :mod:`symlab.notebook.node_search` the search, :mod:`symlab.notebook.neighbourhood` the focus
+region and the arrow keys' moves, :mod:`symlab.notebook.details` the panel's rows.
 
 Every click has its Python twin, for scripts and tests:
 
@@ -48,15 +50,16 @@ A gradient, folded into its two parts, searched and expanded:
 
 from __future__ import annotations
 
-from collections import deque
 from typing import Any
 
 import traitlets
 
 from symlab.graph.basic import Apply, Variable
-from symlab.notebook.details import describe, kind_of
+from symlab.notebook.details import describe, kind_of, title_of
 from symlab.notebook.folds import VIEW_MAX_NODES, Folds
 from symlab.notebook.keys import KeyIndex, Resolved, selection_marks
+from symlab.notebook.neighbourhood import MOVES, Neighbourhood
+from symlab.notebook.node_search import NodeSearch
 from symlab.notebook.widget import ViewWidget, code_span
 from symlab.printing.folding import toposort
 from symlab.printing.grouping import Group
@@ -67,21 +70,18 @@ from symlab.printing.subject import subject_of
 
 __all__ = ["GraphView"]
 
-#: The most search matches listed.
-MAX_MATCHES = 50
 LEGENDS = {
     "structure": "blue box: Apply node · red box: Variable · green circle: Op · purple box: Type · "
                  "arrows: the references between them (owner, inputs[i], outputs[i], op, type)",
     "compact": "box: Apply node (its op) · green ellipse: input · grey ellipse: constant · blue ellipse: output · "
                "arrows: the intermediate variables, labelled with the input position",
 }
-_MOVES = ("up", "down", "left", "right")
 
 
 class GraphView(ViewWidget):
     """A clickable picture of a graph; see the module documentation."""
 
-    #: The part of ``views.js`` that draws it.
+    #: The view of the views' script that draws it (``static/views/graph_view.js``; ``main.js`` dispatches).
     _script_view = "graph"
 
     svg = traitlets.Unicode("").tag(sync=True)
@@ -94,7 +94,7 @@ class GraphView(ViewWidget):
     panel = traitlets.Dict().tag(sync=True)
     notice = traitlets.Unicode("").tag(sync=True)
     legend = traitlets.Unicode("").tag(sync=True)
-    #: The search's matches: ``[{"key", "text", "kind"}]`` (at most :data:`MAX_MATCHES`).
+    #: The search's matches: ``[{"key", "text", "kind"}]`` (at most :data:`~symlab.notebook.node_search.MAX_MATCHES`).
     matches = traitlets.List().tag(sync=True)
     #: Keys the browser brings into view after drawing: the selection, or the nodes an expand showed.
     reveal = traitlets.List().tag(sync=True)
@@ -132,12 +132,9 @@ class GraphView(ViewWidget):
         subject = self._subject
         self._order, leaves = toposort(list(subject.outputs))
         self._keys = KeyIndex(subject, self._order, leaves)  # every key of the whole graph, for lookups
+        self._search = NodeSearch(self._keys)  # what each object is searched by, read on the first search
         self._folds = Folds(self._order, subject.outputs, self._max_nodes, self._weight)  # what is folded, opened
-        self._consumers: dict[Apply, list[Apply]] = {n: [] for n in self._order}
-        for node in self._order:
-            for inp in node.inputs:
-                if inp.owner in self._consumers:
-                    self._consumers[inp.owner].append(node)
+        self._near = Neighbourhood(self._order)  # who reads whom: the focus region, the arrow keys
         self._version = subject.fgraph.version if subject.fgraph is not None else 0
 
     def refresh(self) -> bool:
@@ -156,7 +153,7 @@ class GraphView(ViewWidget):
         left_title = None
         if self.selected_key and self._keys.obj(self.selected_key) is None:
             # not in the graph as it is now (or a folded group of the old picture)
-            left_title = _title(selected, kind_of(selected))
+            left_title = title_of(selected, kind_of(selected))
         with self.answer():
             if left_title is not None:
                 self.selected_key = ""
@@ -221,35 +218,36 @@ class GraphView(ViewWidget):
     def select(self, target: Any) -> None:
         """Select ``target``: an Apply node, a Variable, an Op, a Type, a key, or ``None`` (clear)."""
         self.refresh()
-        key = self._key_for(target)
+        found = self._resolution_for(target)
         with self.answer():
-            found = self.resolve(key) if key else None
-            if found is not None and found.kind in ("apply", "variable"):
-                self._reveal_object(found.obj)  # a selection is drawn, not folded away
-            self._select(key)
+            if found is not None and found.kind in ("apply", "variable") and self._reveal_object(found.obj):
+                found = self.resolve(found.key)  # a selection is drawn, not folded away: the picture changed
+            self._select(found)
 
-    def _key_for(self, target: Any) -> str:
-        """The key to select for ``target`` (an object, or a key of the picture: a node's, an edge's, a group's)."""
+    def _resolution_for(self, target: Any) -> Resolved | None:
+        """What to select for ``target`` (an object, or a key of the picture: a node's, an edge's, a group's)."""
         if target is None or target == "":
-            return ""
-        if not isinstance(target, str):
-            return self.key_of(target)
-        found = self.resolve(target)
-        if found is None:
+            return None
+        found = self.resolve(target if isinstance(target, str) else self.key_of(target))
+        if found is None and isinstance(target, str):
             raise ValueError(f"GraphView.select: no node of this graph has the key {target!r}; expected an object "
                              "of the graph (an Apply node, a Variable, an Op, a Type) or a key of its picture "
                              "(view.key_of(obj): 'v0', 'a2', ...)")
-        return found.key
+        return found
 
     def resolve(self, key: str) -> Resolved | None:
-        """What ``key`` is (its object, kind, and the keys of the picture drawing it), or ``None``."""
-        return self._keys.resolve(key, self.model, self._folds.tree.groups)
+        """What ``key`` is (its object, kind, and the keys of the picture drawing it), or ``None``.
+
+        The one place a key is resolved (:meth:`KeyIndex.resolve` over the graph, the picture and its groups):
+        a click resolves its key once, and that resolution is what :meth:`select` and the panel use.
+        """
+        return self._keys.resolve(key, self.model, self._folds.tree.groups) if key else None
 
     def move(self, direction: str) -> None:
         """Move the selection along an edge: ``up`` (to an input), ``down`` (to a client), ``left``/``right``."""
-        if direction not in _MOVES:
-            raise ValueError(f"GraphView.move: direction must be one of {_MOVES}, received {direction!r}")
-        target = self._neighbour(direction)
+        if direction not in MOVES:
+            raise ValueError(f"GraphView.move: direction must be one of {MOVES}, received {direction!r}")
+        target = self._near.move(self.selected, direction, self._clients)
         if target is not None:
             self.select(target)
 
@@ -291,19 +289,13 @@ class GraphView(ViewWidget):
         it shows. The selection stays (a selected node folded away lights the group that hides it)."""
         self.refresh()
         try:
-            group = self._folds.collapse(key, self._node_of(key))
+            group = self._folds.collapse(key, _node_of(self.resolve(key)))
         except ValueError as err:
             raise ValueError(f"GraphView.{err}") from None
         with self.answer():
             self._draw()
             self.reveal = [group.key]
             self.notice = f"folded back {group.title}. " + self.notice
-
-    def _node_of(self, key: str) -> Apply | None:
-        """The Apply node ``key`` draws (a variable's owner), or ``None``."""
-        found = self.resolve(key) if key else None
-        obj = found.obj if found is not None else None
-        return obj if isinstance(obj, Apply) else obj.owner if isinstance(obj, Variable) else None
 
     def search(self, text: str) -> list[Any]:
         """The Apply nodes and Variables matching ``text``: by name, op text, type text or key (any case).
@@ -319,41 +311,25 @@ class GraphView(ViewWidget):
             self._show_matches(found, text)
             if found:
                 self._reveal_object(found[0])
-                self._select(self._keys.key(found[0]) or "")
+                self._select(self.resolve(self._keys.key(found[0]) or ""))
         return found
 
     def _find(self, words: str, names_only: bool) -> list[Any]:
         """The search mechanism the graph view and the inspector share: matching nodes and variables."""
-        words = words.lower()
-        if not words:
-            return []
-        texts = self.__dict__.get("_search_texts")
-        if texts is None or texts[0] is not self._keys:  # what each object is searched by, read once per graph
-            seen: set[int] = set()
-            rows = []
-            for key, obj in self._keys.items():
-                if id(obj) not in seen and not key.startswith("out"):
-                    seen.add(id(obj))
-                    name = obj.name if isinstance(obj, Variable) and obj.name is not None else ""
-                    rows.append((key.lower(), name.lower(), _search_text(obj).lower(), obj))
-            texts = self._search_texts = (self._keys, rows)
-        exact = [obj for key, _, _, obj in texts[1] if key == words]
-        named = [obj for key, name, _, obj in texts[1] if name == words and key != words]
-        found = [obj for key, name, text, obj in texts[1]
-                 if key != words and name != words and words in (name if names_only else text)]
-        return exact + named + found
+        return self._search.find(words, names_only)
 
     def _show_matches(self, found: list[Any], text: str) -> None:
-        fg = self.fgraph
-        self.matches = [{"key": self._keys.key(obj), "text": _match_text(obj, fg), "kind": kind_of(obj, fg)}
-                        for obj in found[:MAX_MATCHES]]
+        self.matches = self._search.match_rows(found, self.fgraph)
         words = text.strip()
         self.notice = "" if found or not words else f"nothing matches {words!r} (names, ops, types and keys searched)"
 
-    def _reveal_object(self, obj: Any) -> None:
-        """Open the groups hiding ``obj`` (a node, or a variable's owner), so the picture draws it."""
+    def _reveal_object(self, obj: Any) -> bool:
+        """Open the groups hiding ``obj`` (a node, or a variable's owner), so the picture draws it; True if it
+        drew the picture again."""
         if self._folds.show(obj) and not self.focus:
             self._draw()
+            return True
+        return False
 
     # -- browser messages ----------------------------------------------------------------------------
     def _on_browser_message(self, widget: Any, content: Any, buffers: Any) -> None:
@@ -361,14 +337,16 @@ class GraphView(ViewWidget):
         super()._on_browser_message(widget, content, buffers)
 
     def _on_select(self, content: dict[str, Any]) -> None:
+        """A click: its key is resolved once, and that resolution is selected (again only if the picture changed)."""
         key = str(content.get("key") or "")
-        found = self.resolve(key) if key else None
+        found = self.resolve(key)
         if key and found is None:
             return  # a click on something the graph no longer has
         with self.answer():  # the browser sends keys (the graph changed or not, refresh ran before this)
-            if found is not None and not found.drawn and found.kind in ("apply", "variable"):
-                self._reveal_object(found.obj)  # a match or a link to a folded node: open what hides it
-            self._select(found.key if found is not None else "")
+            if found is not None and not found.drawn and found.kind in ("apply", "variable") and (
+                    self._reveal_object(found.obj)):  # a match or a link to a folded node: open what hides it
+                found = self.resolve(found.key)  # what draws it in the new picture
+            self._select(found)
 
     def _on_collapse(self, content: dict[str, Any]) -> None:
         self.collapse(str(content.get("key")))
@@ -389,7 +367,7 @@ class GraphView(ViewWidget):
         self.focus = bool(content.get("focus"))
 
     def _on_move(self, content: dict[str, Any]) -> None:
-        if content.get("direction") in _MOVES:
+        if content.get("direction") in MOVES:
             if not self.selected_key:
                 first = self._order[-1] if self._order else None
                 if first is not None:
@@ -423,7 +401,7 @@ class GraphView(ViewWidget):
     def _draw(self) -> None:
         """Build the picture for the current style, focus and expanded groups, and the marks of the selection."""
         self._show_outline()
-        selected = self.selected
+        selected = self._keys.obj(self.selected_key)  # a node or a variable (a group, an op or a type: no focus)
         focused = isinstance(selected, Apply | Variable)
         if self.focus and focused:
             self.model = self._focus_model(selected)
@@ -440,7 +418,7 @@ class GraphView(ViewWidget):
             notes.append(f"focus: {len(self.model.nodes)} nodes around the selection" if focused
                          else "focus: select a node (not a group) to draw its neighbourhood")
         self.notice = " ".join(notes)
-        self._select(self.selected_key)
+        self._select(self.resolve(self.selected_key))
 
     def _weight(self, node: Apply) -> int:
         """How many drawn nodes one Apply node costs in the current style."""
@@ -456,22 +434,7 @@ class GraphView(ViewWidget):
             self.outline = outline_of(self._subject, "compact", caller=type(self).__name__)
 
     def _focus_model(self, selected: Any) -> GraphModel:
-        start = [selected] if isinstance(selected, Apply) else []
-        if isinstance(selected, Variable):
-            start = ([selected.owner] if selected.owner is not None else []) + [
-                n for n in self._order if any(i is selected for i in n.inputs)]
-        region: set[Apply] = set()
-        queue = deque((n, 0) for n in start if n in self._consumers)
-        while queue:
-            node, d = queue.popleft()
-            if node in region:
-                continue
-            region.add(node)
-            if d < self._radius:
-                for other in [i.owner for i in node.inputs if i.owner in self._consumers] + self._consumers[node]:
-                    queue.append((other, d + 1))
-        if not region:  # a lone input or constant
-            region = set(self._consumers_of_root(selected))
+        region = self._near.region(selected, self._radius)
 
         def uses(var: Variable) -> int:  # the clients a cut edge goes on to: never drawn as graph outputs
             return sum(1 for c, _ in self._clients(var) if c == "output" or c not in region)
@@ -479,12 +442,8 @@ class GraphView(ViewWidget):
         return build_part([n for n in self._order if n in region], self.style, self._keys.keys,
                           self._subject.fgraph, self._subject.outputs, uses=uses)
 
-    def _consumers_of_root(self, var: Any) -> list[Apply]:
-        return [n for n in self._order if isinstance(var, Variable) and any(i is var for i in n.inputs)]
-
-    def _select(self, key: str) -> None:
-        """Set the selection, its marks and the panel (inside an :meth:`answer`)."""
-        found = self.resolve(key) if key else None
+    def _select(self, found: Resolved | None) -> None:
+        """Select what a key resolved to (``None``: nothing): its marks, the panel (inside an :meth:`answer`)."""
         if found is None:
             self.selected_key = ""
             self.marks = {}
@@ -499,18 +458,18 @@ class GraphView(ViewWidget):
         actions: list[dict[str, str]] = []
         if found.kind == "group":
             rows = describe(obj)
-            title = group.title if group is not None else _title(obj, "group")
+            title = group.title if group is not None else title_of(obj, "group")
             if group is None or group.key not in self._folds.opened:
                 actions.append({"text": f"expand {title}", "key": key, "kind": "expand"})
         else:
             rows = describe(obj, self.fgraph, self._order, self._subject.outputs)
-            title = _title(obj, kind_of(obj, self.fgraph))
+            title = title_of(obj, kind_of(obj, self.fgraph))
         if not self.focus:
-            outer = self._folds.to_close(key, self._node_of(key))
+            outer = self._folds.to_close(key, _node_of(found))
             if outer is not None:
                 actions.append({"text": f"fold back {outer.title}", "key": outer.key, "kind": "collapse"})
         # into view: the node drawing the selection, else an arrow carrying it, else the group hiding it
-        drawn = found.drawn or self._keys.drawn(obj, self.model, key) if found.kind != "group" else found.drawn
+        drawn = found.drawn
         if not drawn:  # a variable whose arrows all go into folded groups: the box lit for it
             drawn = [k for k, classes in self.marks.items() if "selected" in classes]
         self.reveal = sorted(drawn, key=lambda k: k not in self.model.nodes)[:1] if self.model is not None else []
@@ -541,39 +500,10 @@ class GraphView(ViewWidget):
         found = self.resolve(key)
         return found.obj if found is not None else None
 
-    def _picture_key(self, key: str) -> str | None:
-        """``key`` if the current picture draws it (as a node, or as the variable of an edge), else ``None``."""
-        if self.model is None:
-            return None
-        if self.model.drawn_keys(key) or self._edges_carrying(key):
-            return key
-        return None
-
     def _edges_carrying(self, key: str) -> list[str]:
         if self.model is None:
             return []
         return [e.key for e in self.model.edges if e.var == key]
-
-    def _neighbour(self, direction: str) -> Any:
-        obj = self.selected
-        if obj is None or isinstance(obj, list):
-            return self._order[-1] if self._order else None
-        node = obj if isinstance(obj, Apply) else (obj.owner if isinstance(obj, Variable) else None)
-        if direction == "up":
-            if isinstance(obj, Apply):
-                return next((i.owner or i for i in obj.inputs), None)
-            return obj.owner if isinstance(obj, Variable) else None
-        if direction == "down":
-            outs = obj.outputs if isinstance(obj, Apply) else [obj] if isinstance(obj, Variable) else []
-            for out in outs:
-                for client, _ in self._clients(out):
-                    if client != "output":
-                        return client
-            return None
-        if node is None or node not in self._consumers:
-            return None
-        position = self._order.index(node) + (-1 if direction == "left" else 1)
-        return self._order[position] if 0 <= position < len(self._order) else None
 
     # -- displays ------------------------------------------------------------------------------------------
     def summary(self) -> str:
@@ -582,7 +512,7 @@ class GraphView(ViewWidget):
         text = f"GraphView of {what}: {n} node{'s' if n != 1 else ''}, {self.style} style"
         obj = self.selected
         if obj is not None:
-            text += f", selected {_title(obj, kind_of(obj, self.fgraph))}"
+            text += f", selected {title_of(obj, kind_of(obj, self.fgraph))}"
         return text
 
     def markdown(self) -> str:
@@ -593,7 +523,7 @@ class GraphView(ViewWidget):
         details = self.details
         if details:
             obj = self.selected
-            lines += [f"selected: {code_span(_title(obj, kind_of(obj, self.fgraph)), table=False)}", "", "| | |", "|---|---|"]
+            lines += [f"selected: {code_span(title_of(obj, kind_of(obj, self.fgraph)), table=False)}", "", "| | |", "|---|---|"]
             for label, value in details.items():
                 texts = value if isinstance(value, list) else [str(value)]
                 lines.append(f"| {label} | {', '.join(code_span(t) for t in texts) or '-'} |")
@@ -603,28 +533,10 @@ class GraphView(ViewWidget):
         return "\n".join(lines)
 
 
-def _search_text(obj: Any) -> str:
-    """What a search reads of a node or a variable: its name, its op, its type."""
-    if isinstance(obj, Apply):
-        return str(obj.op)
-    return " ".join(filter(None, [obj.name, str(obj.type)]))
-
-
-def _match_text(obj: Any, fgraph: Any) -> str:
-    """A search match as the list shows it."""
-    text = f"{obj.op}" if isinstance(obj, Apply) else str(obj)
-    text = text if len(text) <= 80 else text[:79] + "…"
-    return f"{text} ({kind_of(obj, fgraph)})"
-
-
-def _title(obj: Any, kind: str) -> str:
-    if kind == "group":
-        return f"folded group of {len(obj)} nodes"
-    if kind == "apply":
-        return f"apply node {obj.op}"
-    if kind in ("op", "type"):
-        return f"{kind} {obj!r}" if kind == "type" else f"op {obj}"
-    return f"{kind} {obj}"
+def _node_of(found: Resolved | None) -> Apply | None:
+    """The Apply node a resolved key draws (a variable's owner), or ``None`` (a group, an op, a type, nothing)."""
+    obj = found.obj if found is not None else None
+    return obj if isinstance(obj, Apply) else obj.owner if isinstance(obj, Variable) else None
 
 
 _WHAT = {"variable": "a Variable", "apply": "an Apply node", "list": "a list of variables",

@@ -48,8 +48,10 @@ import traitlets
 
 from symlab.graph.basic import Apply, Variable
 from symlab.graph.changes import Feature, GraphChange
-from symlab.notebook.details import kind_of
-from symlab.notebook.graph_view import VIEW_MAX_NODES, GraphView, _title
+from symlab.notebook.details import kind_of, title_of
+from symlab.notebook.folds import VIEW_MAX_NODES
+from symlab.notebook.graph_view import GraphView
+from symlab.notebook.keys import Resolved
 from symlab.notebook.widget import code_span
 from symlab.printing.subject import subject_of
 
@@ -270,8 +272,8 @@ class ClientsInspector(GraphView):
         self.changes_panel = {"title": f"since the last picture: {changes.title()}" if changes else "",
                               "rows": rows}
 
-    def _select(self, key: str) -> None:
-        super()._select(key)
+    def _select(self, found: Resolved | None) -> None:
+        super()._select(found)
         marks = {k: list(v) for k, v in self.marks.items()}
 
         def mark(obj: Any, cls: str) -> None:
@@ -375,7 +377,7 @@ class ClientsInspector(GraphView):
         if content.get("pick") and found:
             with self.answer():
                 self._reveal_object(found[0])
-                self._select(self._fgraph.key(found[0]))
+                self._select(self.resolve(self._fgraph.key(found[0])))
 
     # -- ending ----------------------------------------------------------------------------------------------
     def close(self) -> None:
@@ -401,7 +403,7 @@ class ClientsInspector(GraphView):
         text = f"ClientsInspector of {what}: {n} node{'s' if n != 1 else ''}"
         obj = self.selected
         if obj is not None:
-            text += f", selected {_title(obj, kind_of(obj, self._fgraph))}"
+            text += f", selected {title_of(obj, kind_of(obj, self._fgraph))}"
             if isinstance(obj, Variable) and obj in self._fgraph:
                 k = len(self._fgraph.clients[obj])
                 text += f" with {k} client{'s' if k != 1 else ''}" if k else " (unused: no clients)"
@@ -417,7 +419,7 @@ class ClientsInspector(GraphView):
         if isinstance(obj, Variable | Apply):
             uses = ([(obj, c) for c in self._fgraph.clients[obj]] if isinstance(obj, Variable)
                     else [(out, c) for out in obj.outputs for c in self._fgraph.clients[out]])
-            lines += [f"clients of {code_span(_title(obj, kind_of(obj, self._fgraph)), table=False)}:", ""]
+            lines += [f"clients of {code_span(title_of(obj, kind_of(obj, self._fgraph)), table=False)}:", ""]
             lines += [f"- {code_span(client_text(c), table=False)}" for _, c in uses] or ["- none: `[]`, the variable is unused"]
             lines.append("")
         unused = [v for v, uses in self._fgraph.clients.items() if not uses]

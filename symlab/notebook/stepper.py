@@ -10,8 +10,10 @@ True``: all of it, folded). The traits ``reveal_before`` / ``reveal_after`` name
 browser brings into view, and ``diff`` is the step as a text diff of its neighbourhood
 (:mod:`~symlab.notebook.step_diff`; ``stepper.diff_text()``). The rule card says which rule did it (the
 name ``include``/``exclude`` accept), in which phase, where it is written, why, how long it took, what it
-replaced, and the line that would exclude it. Refused attempts are steps too, with the reason they were
-refused.
+replaced, and the line that would exclude it (:mod:`~symlab.notebook.rule_card`; the rule's source,
+:mod:`~symlab.notebook.rule_source`). Refused attempts are steps too, with the reason they were refused.
+``stepper.check()`` compares a step's graphs on random inputs (:mod:`~symlab.notebook.step_check`),
+``stepper.export_html(path)`` writes every step as one page (:mod:`~symlab.notebook.stepper_export`).
 
 The controls have Python twins: ``stepper.step`` (settable), ``stepper.current``, ``stepper.graph``,
 ``stepper.next()``, ``stepper.prev()``, ``stepper.find(rule=...)``:
@@ -40,26 +42,21 @@ RewriteStepper: step 0/3; constant_folding x1, elemwise_fusion x1, inplace_elemw
 
 from __future__ import annotations
 
-import ast
-import functools
-import inspect
-import json
-import linecache
-import sys
-import textwrap
-import tokenize
 import weakref
-from pathlib import Path
 from typing import Any
 
 import traitlets
 
 from symlab.graph.basic import Variable
 from symlab.graph.changes import InputChanged
+from symlab.notebook.rule_card import exclude_line, step_card, step_row
+from symlab.notebook.rule_source import rule_source_at, shown_path
+from symlab.notebook.step_check import check_step
 from symlab.notebook.step_diff import diff_text, step_diff
 from symlab.notebook.step_pictures import Layout, PaneCache, PaneSpec, paint_svg
+from symlab.notebook.stepper_export import export_page
 from symlab.notebook.widget import ViewWidget, code_span
-from symlab.rewriting.trace import ReplayError, RewriteStep, RewriteTrace, SourceLocation
+from symlab.rewriting.trace import ReplayError, RewriteStep, RewriteTrace
 
 __all__ = ["RewriteStepper", "exclude_line", "rule_source_at", "shown_path"]
 
@@ -69,36 +66,6 @@ PANE_MAX_NODES = 40
 MARKDOWN_MAX_ROWS = 200
 #: A graph of more nodes than this is drawn around each step's change (``stepper.full = True``: all of it).
 NEIGHBOURHOOD_FROM = 40
-#: Lines of a rule's source shown (the rule, and the function it hands its work to).
-SOURCE_MAX_LINES = 160
-
-
-@functools.lru_cache(maxsize=512)
-def shown_path(file: str) -> str:
-    """``file`` as the stepper shows it: relative to the directory holding symlab, else its name alone.
-
-    A page made on one machine must not carry that machine's paths (home directories, checkouts):
-
-    >>> import symlab.rewriting.fusion as fusion
-    >>> shown_path(fusion.__file__)
-    'symlab/rewriting/fusion.py'
-    >>> shown_path("/home/someone/project/my_rules.py"), shown_path("<unknown>")
-    ('my_rules.py', '<unknown>')
-    """
-    import symlab
-
-    if file.startswith("<"):
-        return file
-    path = Path(file)
-    root = Path(symlab.__file__).resolve().parent.parent
-    try:
-        return path.resolve().relative_to(root).as_posix()
-    except (ValueError, OSError):
-        return path.name
-
-
-def _shown_location(location: SourceLocation) -> str:
-    return f"{shown_path(location.file)}:{location.line}"
 
 
 def _trace_of(source: Any, include: Any, exclude: Any) -> RewriteTrace:
@@ -128,40 +95,6 @@ def _trace_of(source: Any, include: Any, exclude: Any) -> RewriteTrace:
         "RewriteStepper expects a compiled Function, a RewriteTrace, a FunctionGraph, or a Variable or list of "
         f"Variables to rewrite; received {type(source).__name__}"
     )
-
-
-def exclude_line(trace: RewriteTrace, rule: str) -> str:
-    """The line that leaves ``rule`` out, in the terms the trace was made in (a compile mode, or ``rewrite_graph``).
-
-    >>> import symlab, symlab.tensor as st
-    >>> a = st.dvector("a")
-    >>> print(exclude_line(symlab.function([a], a * 2.0, mode="NUMPY").trace, "mul_one"))
-    symlab.function(inputs, outputs, mode=symlab.get_mode("NUMPY").excluding("mul_one"))
-    """
-    quoted = json.dumps(rule)
-    mode = trace.mode
-    if mode is not None:
-        from symlab.compile.modes import PREDEFINED, get_mode
-
-        name = getattr(mode, "name", None)
-        if name is not None and name in PREDEFINED and get_mode(name) is mode:
-            chosen = "symlab.get_mode()" if get_mode() is mode else f"symlab.get_mode({json.dumps(name)})"
-        else:  # a mode of one's own: the same linker and rules
-            chosen = (f"symlab.compile.mode.Mode(linker={json.dumps(mode.linker)}, include={_words(mode.include)}, "
-                      f"exclude={_words(mode.exclude)})")
-        return f"symlab.function(inputs, outputs, mode={chosen}.excluding({quoted}))"
-    recipe = trace.recipe
-    excluded = (*recipe.exclude, rule) if recipe is not None else (rule,)
-    include = ""
-    if recipe is not None and tuple(recipe.include) != ("fast_run",):
-        include = f"include={_words(recipe.include)}, "
-    return f"rewrite_graph(outputs, {include}exclude={_words(excluded)})"
-
-
-def _words(words: Any) -> str:
-    """A tuple of strings as Python source, double-quoted: ``("a",)``, ``("a", "b")``."""
-    items = [json.dumps(w) for w in words]
-    return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"  # () when there are none
 
 
 class RewriteStepper(ViewWidget):
@@ -199,7 +132,7 @@ class RewriteStepper(ViewWidget):
         self._small = len(self.trace._start_nodes) <= NEIGHBOURHOOD_FROM
         self._attempts_error: str | None = None
         self._ready = False
-        super().__init__(view="stepper", total=len(self.trace), steps=[_row(s) for s in self.trace.steps])
+        super().__init__(view="stepper", total=len(self.trace), steps=[step_row(s) for s in self.trace.steps])
         self._ready = True
         with self.answer():
             self._draw()
@@ -375,47 +308,10 @@ class RewriteStepper(ViewWidget):
         dimension of size 3). DebugMode's idea, made visible: a step that changes the results is a bug in
         its rule (or a rule that, like ``x * y / y -> x`` where ``y`` is 0, trades NaNs for numbers). The
         result counts the values compared, those NaN on both sides (nothing to compare there: a graph NaN
-        everywhere says "every value compared was NaN") and those NaN on one side only.
+        everywhere says "every value compared was NaN") and those NaN on one side only
+        (:func:`~symlab.notebook.step_check.check_step`).
         """
-        import numpy as np
-
-        from symlab.graph.evaluate import evaluate
-
-        k = self.step
-        if k == 0:
-            return {"step": 0, "text": "step 0 is the starting graph: nothing to compare"}
-        before = self.trace.graph_at(k - 1)
-        after = self.trace.graph_at(k)
-        rng = np.random.default_rng(seed)
-        worst, nan_mismatch, both_nan, compared = 0.0, 0, 0, 0
-        for _ in range(trials):
-            values = [_random_value(v.type, rng) for v in before.inputs]
-            got_before = evaluate(before.outputs, {v: np.array(x, copy=True) for v, x in zip(before.inputs, values)})
-            got_after = evaluate(after.outputs, {v: np.array(x, copy=True) for v, x in zip(after.inputs, values)})
-            for b, a in zip(got_before, got_after):
-                kind = complex if np.iscomplexobj(b) or np.iscomplexobj(a) else float
-                b, a = np.broadcast_arrays(np.asarray(b, dtype=kind), np.asarray(a, dtype=kind))
-                compared += int(b.size)
-                nan_b, nan_a = np.isnan(b), np.isnan(a)
-                nan_mismatch += int(np.sum(nan_b != nan_a))
-                both_nan += int(np.sum(nan_b & nan_a))
-                both = ~(nan_b | nan_a)
-                if both.any():
-                    with np.errstate(invalid="ignore"):
-                        diff = np.abs(b[both] - a[both])
-                    diff = diff[np.isfinite(diff)]
-                    worst = max(worst, float(diff.max()) if diff.size else 0.0)
-        numbers = compared - both_nan - nan_mismatch
-        text = f"step {k}: largest difference {worst:.3g} over {compared} values ({trials} random inputs)"
-        if compared and both_nan == compared:
-            text = (f"step {k}: every value compared was NaN on both sides ({compared} values, {trials} random "
-                    "inputs): nothing to compare, the difference says nothing")
-        elif both_nan:
-            text += f"; {both_nan} of them NaN on both sides (left out), {numbers} compared as numbers"
-        if nan_mismatch:
-            text += f"; {nan_mismatch} values are NaN on one side only"
-        return {"step": k, "max_difference": worst, "nan_mismatch": nan_mismatch, "both_nan": both_nan,
-                "compared": compared, "trials": trials, "text": text}
+        return check_step(self.trace, self.step, trials, seed)
 
     def _on_check(self, content: dict[str, Any]) -> None:
         result = self.check()
@@ -432,8 +328,6 @@ class RewriteStepper(ViewWidget):
         data is gzip-compressed (the page unpacks it with the browser's ``DecompressionStream``), and no
         path of the machine that made it is written. See :mod:`symlab.notebook.stepper_export`.
         """
-        from symlab.notebook.stepper_export import export_page
-
         return export_page(self, path)
 
     # -- the rule's source -----------------------------------------------------------------------------------
@@ -564,28 +458,7 @@ class RewriteStepper(ViewWidget):
 
     def _card(self, k: int | None = None) -> dict[str, Any]:
         """The rule card of step ``k`` (default: the current step)."""
-        k = self.step if k is None else k
-        step = self.trace.step(k) if k else None
-        if step is None:
-            summary = self.trace.summary()
-            return {"step": 0, "title": "step 0: the unoptimized graph",
-                    "counts": [[s.rule, s.applied, s.refused, f"{s.seconds * 1e3:.2f} ms"] for s in summary
-                               if s.applied or s.refused]}
-        return {
-            "step": step.index,
-            "title": f"step {step.index} of {self.total}",
-            "rule": step.rule,
-            "phase": step.phase,
-            "status": "applied" if step.accepted else "refused",
-            "reason": step.reason,
-            "location": _shown_location(step.location),
-            "seconds": f"{step.seconds * 1e3:.3f} ms",
-            "node": str(step.node) if step.node is not None else "",
-            "replacements": [f"{old} -> {new}" for old, new in step.replacements],
-            "removed": len(step.removed),
-            "created": len(step.created),
-            "exclude": exclude_line(self.trace, step.rule),
-        }
+        return step_card(self.trace, self.step if k is None else k)
 
     # -- displays ------------------------------------------------------------------------------------------
     def summary(self) -> str:
@@ -617,103 +490,6 @@ class RewriteStepper(ViewWidget):
         return "\n".join(lines)
 
 
-# -- a rule's source ------------------------------------------------------------------------------------------------
-def _block_at(lines: list[str], line: int) -> list[str]:
-    """The block (decorators, signature and body) that starts at ``line`` (from 1) of ``lines``."""
-    try:
-        return list(inspect.getblock(lines[line - 1:]))
-    except (IndentationError, SyntaxError, tokenize.TokenError):
-        return lines[line - 1:line + 20]
-
-
-def _module_of(file: str) -> Any:
-    for module in list(sys.modules.values()):
-        if getattr(module, "__file__", None) == file:
-            return module
-    return None
-
-
-def _hands_to(block: list[str], file: str, seen: set[str]) -> list[Any]:
-    """The functions of ``file``'s module a thin function (``block``) hands its work to: those whose result it uses."""
-    try:
-        tree = ast.parse(textwrap.dedent("".join(block)))
-    except SyntaxError:
-        return []
-    func = tree.body[0] if tree.body else None
-    if not isinstance(func, ast.FunctionDef | ast.AsyncFunctionDef):
-        return []
-    body = func.body
-    if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant):
-        body = body[1:]  # the docstring
-    if len(body) > 5:  # it does its own work
-        return []
-    module = _module_of(file)
-    if module is None:
-        return []
-    found = []
-    for statement in body:
-        if isinstance(statement, ast.Expr):  # a call whose result is dropped: a preparation, not the work
-            continue
-        for node in ast.walk(statement):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id not in seen:
-                target = getattr(module, node.func.id, None)
-                code = getattr(target, "__code__", None)
-                if inspect.isfunction(target) and code is not None and code.co_filename == file:
-                    seen.add(node.func.id)
-                    found.append(target)
-    return found
-
-
-def rule_source_at(location: SourceLocation, rule: str) -> str:
-    """The source at ``location`` (a rule's), followed by the functions it hands its work to, if it only delegates."""
-    file, line = location.file, location.line
-    lines = linecache.getlines(file)
-    if not 1 <= line <= len(lines):
-        return f"(the source of {rule} is not available: {_shown_location(location)})"
-    block = _block_at(lines, line)
-    parts = ["".join(block).rstrip()]
-    seen: set[str] = set()
-    todo = [(block, 0)]
-    while todo and sum(p.count("\n") + 1 for p in parts) < SOURCE_MAX_LINES:
-        current, depth = todo.pop(0)
-        if depth >= 2:
-            continue
-        for fn in _hands_to(current, file, seen):
-            start = fn.__code__.co_firstlineno
-            inner = _block_at(lines, start)
-            where = _shown_location(SourceLocation(file, start))
-            parts.append(f"# {rule} hands its work to {fn.__name__} ({where}):\n" + "".join(inner).rstrip())
-            todo.append((inner, depth + 1))
-    text = "\n\n".join(parts)
-    kept = text.splitlines()
-    if len(kept) > SOURCE_MAX_LINES:
-        text = "\n".join(kept[:SOURCE_MAX_LINES]) + f"\n# … {len(kept) - SOURCE_MAX_LINES} more lines"
-    return text
-
-
 def _serial(key: str) -> int:
     """The number of a key (``a12`` -> 12): the order objects entered the graph."""
     return int(key[1:])
-
-
-def _random_value(t: Any, rng: Any) -> Any:
-    """A random value of type ``t`` (a tensor type): unknown dimensions of size 3."""
-    import numpy as np
-
-    shape = tuple(3 if d is None else d for d in getattr(t, "shape", ()))
-    dtype = np.dtype(getattr(t, "dtype", "float64"))
-    if dtype.kind == "f":
-        return rng.standard_normal(shape).astype(dtype)
-    if dtype.kind == "b":
-        return rng.integers(0, 2, shape).astype(bool)
-    if dtype.kind in "iu":
-        return rng.integers(0, 5, shape).astype(dtype)
-    if dtype.kind == "c":
-        return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
-    raise TypeError(f"RewriteStepper.check: no random values for inputs of type {t!r}")
-
-
-def _row(step: RewriteStep) -> list[Any]:
-    """A row of the step list: index, phase, rule, accepted, and whether it moved no node (nothing came or went)."""
-    quiet = step.accepted and not step.removed and not step.created
-    return [step.index, step.phase, step.rule, step.accepted, quiet]

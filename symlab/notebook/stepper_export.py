@@ -20,6 +20,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from symlab.notebook.rule_source import rule_source_at
+from symlab.notebook.widget import static_file, views_script
 from symlab.printing.diagram import CLASS_STYLES
 
 __all__ = ["export_page", "read_page_data"]
@@ -37,8 +39,6 @@ def _bare_svg(svg: str) -> str:
 
 def _states(stepper: Any) -> tuple[list[str], list[dict[str, Any]], dict[str, Any], dict[str, str]]:
     """Every step's panes (indices into the distinct SVGs), cards and diffs; the compare view; the sources."""
-    from symlab.notebook.stepper import rule_source_at
-
     frames = [stepper._frame(k, False) for k in range(stepper.total + 1)]
     compare = stepper._frame(stepper.total, True)
     specs = []
@@ -80,8 +80,6 @@ def _states(stepper: Any) -> tuple[list[str], list[dict[str, Any]], dict[str, An
 
 def export_page(stepper: Any, path: Any) -> Path:
     """Write ``stepper``'s page of every step to ``path``; the path (see the module documentation)."""
-    from symlab.notebook.widget import static_file
-
     svgs, states, compare, sources = _states(stepper)
     data = {"svgs": svgs, "states": states, "compare": compare, "sources": sources, "looks": _LOOKS,
             "steps": stepper.steps, "total": stepper.total}
@@ -94,7 +92,7 @@ def export_page(stepper: Any, path: Any) -> Path:
         f"<title>{title}</title><style>{static_file('views.css')}</style></head>\n"
         "<body><div id=\"symlab-stepper\"></div>\n"
         f"<script type=\"application/json\" id=\"symlab-steps\">{payload}</script>\n"
-        f"<script type=\"module\">\n{static_file('views.js')}\n{static_file('offline.js')}\n</script>\n"
+        f"<script type=\"module\">\n{views_script()}\n{static_file('offline.js')}\n</script>\n"
         "</body></html>\n"
     )
     target = Path(path)

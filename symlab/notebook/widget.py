@@ -1,8 +1,9 @@
 """The foundation of symlab's widgets: one anywidget class whose JavaScript and CSS ship with the package.
 
 Every view (:class:`~symlab.notebook.graph_view.GraphView`, and the views built on it) is a
-:class:`ViewWidget`. The browser half, ``static/views.js``, shows the pictures Python draws and sends
-each click or key as one message; Python answers with every trait that changed, set together in one
+:class:`ViewWidget`. The browser half, one ES module put together from the parts in ``static/views/``
+(:data:`VIEWS_SCRIPT`, :func:`views_script`), shows the pictures Python draws and sends each click or key
+as one message; Python answers with every trait that changed, set together in one
 message, and bumps :attr:`ViewWidget.drawn`, the count of answers, which the browser mirrors as a
 ``data-drawn`` attribute (what a test waits for). Nothing is fetched from the network: the script
 and the styles are read from the package when the first widget is made.
@@ -25,13 +26,43 @@ import traitlets
 
 from symlab.notebook import lifetime
 
-__all__ = ["ViewWidget", "code_span", "picture", "static_file"]
+__all__ = ["VIEWS_SCRIPT", "ViewWidget", "code_span", "picture", "static_file", "views_script"]
+
+#: The parts of the views' script (``static/views/``), in the order they are put together into one ES module
+#: (anywidget's ``_esm`` is one string): each part declares top-level constants, functions and classes for the
+#: parts after it (nothing runs at load but the declarations), and the last, ``main.js``, holds the module's one
+#: ``export default`` (its ``render``, which picks the view a widget names).
+VIEWS_SCRIPT = (
+    "sanitise.js",  # parsing Python's SVG safely
+    "dom.js",  # elements, checkboxes, buttons, icons
+    "kernel.js",  # is the kernel still there?
+    "picture.js",  # a picture: fit, zoom, pan, minimap, click, reveal, marks
+    "panels.js",  # the details panel
+    "inspector.js",  # the clients inspector's parts
+    "search.js",  # the search box
+    "text_pane.js",  # the text twin
+    "graph_view.js",  # the graph view and the clients inspector
+    "stepper.js",  # the rewrite stepper
+    "values.js",  # the values view
+    "main.js",  # export default { render }
+)
 
 
 @cache
 def static_file(name: str) -> str:
-    """The text of ``symlab/notebook/static/<name>`` (shipped as package data)."""
-    return resources.files("symlab.notebook").joinpath("static", name).read_text(encoding="utf-8")
+    """The text of ``symlab/notebook/static/<name>`` (shipped as package data; ``name`` may hold ``/``)."""
+    return resources.files("symlab.notebook").joinpath("static", *name.split("/")).read_text(encoding="utf-8")
+
+
+@cache
+def views_script() -> str:
+    """The views' ES module: the parts of :data:`VIEWS_SCRIPT` put together, in that order, a blank line apart.
+
+    >>> script = views_script()
+    >>> script.count("export default"), script.startswith("// views/sanitise.js")
+    (1, True)
+    """
+    return "\n".join(static_file(f"views/{name}") for name in VIEWS_SCRIPT)
 
 
 def picture(model: Any, notes: tuple[str, ...] = ()) -> str:
@@ -72,9 +103,9 @@ def code_span(text: str, table: bool = True) -> str:
 
 
 class ViewWidget(anywidget.AnyWidget):
-    """A symlab view: ``views.js`` draws it in the browser, Python answers its messages."""
+    """A symlab view: the views' script (:func:`views_script`) draws it in the browser, Python answers its messages."""
 
-    _esm = static_file("views.js")
+    _esm = views_script()
     _css = static_file("views.css")
 
     #: Which view the script draws (``"graph"``, ...).

@@ -384,7 +384,9 @@ window.cleanup = views.render({ model, el: document.getElementById("host") });
 def test_an_action_without_an_answer_marks_the_view_lost_until_an_answer_comes(browser):
     import re
 
-    source = (ROOT / "symlab" / "notebook" / "static" / "views.js").read_text()
+    from symlab.notebook.widget import views_script
+
+    source = views_script()
     source = re.sub(r"export default \{", "const views = {", source) + HARNESS
     page = browser.new_page()
     try:

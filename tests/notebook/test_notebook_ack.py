@@ -1,7 +1,7 @@
 """Every message from the browser gets an answer: the browser's test that its kernel is still there.
 
-The browser half (``views.js``) marks a view "lost its kernel" when a message it sent gets no answer within
-about 3 s. Python answers most messages with a new picture (``drawn`` bumped); the others (a message that
+The browser half (``static/views/kernel.js``) marks a view "lost its kernel" when a message it sent gets no answer
+within about 3 s. Python answers most messages with a new picture (``drawn`` bumped); the others (a message that
 changes nothing, an unknown one, one whose handler fails) must still answer, with a ``{"type": "ack"}``.
 """
 

@@ -10,6 +10,7 @@ import symlab
 import symlab.tensor as st
 from symlab.graph.fg import FunctionGraph
 from symlab.notebook.graph_view import VIEW_MAX_NODES, GraphView
+from symlab.notebook.widget import VIEWS_SCRIPT, static_file, views_script
 from symlab.printing import debugprint
 from symlab.printing.render import can_render
 
@@ -226,12 +227,35 @@ def test_viewing_never_changes_the_graph():
 
 def test_script_and_styles_ship_inside_the_package():
     static = resources.files("symlab.notebook").joinpath("static")
-    js, css = static.joinpath("views.js").read_text(), static.joinpath("views.css").read_text()
+    js = "\n".join(static.joinpath("views", name).read_text() for name in VIEWS_SCRIPT)
+    css = static.joinpath("views.css").read_text()
     assert "export default" in js and "DOMParser" in js and ".innerHTML" not in js and "insertAdjacentHTML" not in js
     assert "prefers-reduced-motion" in css
     assert not re.search(r"https?://(?!www\.w3\.org/2000/svg)", js + css)  # nothing fetched at run time
     view = GraphView(seed_graph())
     assert view._esm == js and view._css == css
+
+
+def test_the_views_script_is_its_parts_in_order_one_module_with_one_default_export(tmp_path):
+    """anywidget's ``_esm`` is one string: the parts of static/views/ put together in VIEWS_SCRIPT's order."""
+    import shutil
+    import subprocess
+
+    folder = resources.files("symlab.notebook").joinpath("static", "views")
+    assert sorted(p.name for p in folder.iterdir() if p.name.endswith(".js")) == sorted(VIEWS_SCRIPT)  # each once
+    parts = [folder.joinpath(name).read_text() for name in VIEWS_SCRIPT]
+    script = views_script()
+    assert script == "\n".join(parts) and GraphView(seed_graph())._esm == script
+    assert script.count("export default") == 1 and parts[-1].count("export default") == 1  # in main.js, the last
+    # one module: a name declared twice at its top level (in two parts) would be a SyntaxError
+    declared = re.findall(r"^(?:export )?(?:async )?(?:function|class|const|let) (\w+)", script, re.M)
+    assert len(declared) == len(set(declared)) and {"renderGraphView", "renderStepper", "Picture"} <= set(declared)
+    node = shutil.which("node")
+    if node is not None:  # the module, and an exported stepper page's script (the module and offline.js), parse
+        for name, text in (("views.mjs", script), ("page.mjs", script + "\n" + static_file("offline.js"))):
+            (tmp_path / name).write_text(text)
+            done = subprocess.run([node, "--check", str(tmp_path / name)], capture_output=True, text=True, timeout=60)
+            assert done.returncode == 0, done.stderr[-2000:]
 
 
 def test_a_built_wheel_contains_the_script_and_styles(tmp_path):
@@ -249,7 +273,26 @@ def test_a_built_wheel_contains_the_script_and_styles(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     (wheel,) = tmp_path.glob("symlab-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
-    assert {"symlab/notebook/static/views.js", "symlab/notebook/static/views.css"} <= names
+    parts = {f"symlab/notebook/static/views/{name}" for name in VIEWS_SCRIPT}
+    assert parts | {"symlab/notebook/static/offline.js", "symlab/notebook/static/views.css"} <= names
+
+
+def test_a_click_resolves_its_key_once_in_every_view(monkeypatch):
+    """The click path: the browser's key is resolved once (KeyIndex.resolve), and that is what is selected."""
+    from symlab.notebook import ClientsInspector, ValuesView
+    from symlab.notebook.keys import KeyIndex
+
+    resolved: list[str] = []
+    resolve = KeyIndex.resolve
+    monkeypatch.setattr(KeyIndex, "resolve", lambda self, key, *args: resolved.append(key) or resolve(self, key, *args))
+    a, b = st.dscalar("a"), st.dscalar("b")
+    for view in (GraphView(seed_graph()), ClientsInspector(seed_graph()), ValuesView(st.tanh(a * b), {a: 1.0, b: 2.0})):
+        keys = [k for k in view.model.nodes if view.model.nodes[k].kind != "group"]
+        assert len(keys) >= 4
+        for key in keys:
+            resolved.clear()
+            click(view, key)
+            assert resolved == [key] and view.selected_key == key, (type(view).__name__, key, resolved)
 
 
 def test_a_view_redraws_when_its_graph_changed_keeping_or_clearing_the_selection():

@@ -245,10 +245,10 @@ SVG_TRAITS = ("svg", "before_svg", "after_svg")
 
 def widget_text(widget: Any) -> str:
     """Every string the widget sends to the browser, but its script, its styles and its pictures."""
-    from symlab.notebook.widget import static_file
+    from symlab.notebook.widget import static_file, views_script
 
     state = widget.get_state()
-    assert state["_esm"] == static_file("views.js") and state["_css"] == static_file("views.css")  # no user data
+    assert state["_esm"] == views_script() and state["_css"] == static_file("views.css")  # no user data
     return "\n".join(s for key, value in state.items() if key not in ("_esm", "_css", *SVG_TRAITS)
                      for s in strings(value))
 
@@ -435,7 +435,7 @@ def test_an_exported_stepper_page_carries_names_only_as_inert_data(g, checks, tm
     from symlab.notebook import RewriteStepper
     from symlab.notebook.step_pictures import paint_svg
     from symlab.notebook.stepper_export import read_page_data
-    from symlab.notebook.widget import static_file
+    from symlab.notebook.widget import static_file, views_script
 
     stepper = RewriteStepper(hostile_rule_trace(g))
     text = stepper.export_html(tmp_path / "steps.html").read_text()
@@ -443,7 +443,7 @@ def test_an_exported_stepper_page_carries_names_only_as_inert_data(g, checks, tm
     check_inert_html(page)
     assert [kind for kind, _ in page.scripts] == ["application/json", "module"]
     data, code = page.scripts[0][1], page.scripts[1][1]
-    assert code.strip() == (static_file("views.js") + "\n" + static_file("offline.js")).strip()  # no user data
+    assert code.strip() == (views_script() + "\n" + static_file("offline.js")).strip()  # no user data
     assert "<" not in data and ">" not in data  # nothing can end the data's element early
     assert set(json.loads(data)) == {"encoding", "data"}  # compressed: the names are in it only as base64
     states = read_page_data(text)  # unpacked as the page's script does

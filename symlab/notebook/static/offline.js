@@ -1,5 +1,6 @@
-// symlab views, offline: runs views.js's stepper on the steps a RewriteStepper.export_html page carries.
-// (Appended to views.js inside one module script of that page; no kernel, no network, works from file://.)
+// symlab views, offline: runs the views' stepper (views/stepper.js) on the steps a RewriteStepper.export_html page
+// carries. (Appended to the views' script, widget.views_script(), inside one module script of that page; no kernel,
+// no network, works from file://.)
 //
 // The data is gzip-compressed JSON in base64 (symlab/notebook/stepper_export.py): each distinct picture is
 // stored once, unmarked, and a pane is [picture index, {key: mark}]; the marks are painted here exactly as the
