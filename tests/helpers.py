@@ -9,17 +9,20 @@ import numpy as np
 import symlab.tensor as st
 
 
-def check_infer_shape(out, inputs_values):
-    """Assert that ``out.owner.op.infer_shape`` gives the real shape of ``out``."""
-    node = out.owner
-    shapes = [
-        tuple(st.constant(d, dtype="int64") for d in np.shape(i.eval(inputs_values) if i not in inputs_values else inputs_values[i]))
-        for i in node.inputs
-    ]
-    inferred = node.op.infer_shape(None, node, shapes)[out.index]
-    real = out.eval(inputs_values).shape
-    assert tuple(int(s.eval(inputs_values)) for s in inferred) == real
-    assert all(s.type.dtype == "int64" and s.ndim == 0 for s in inferred)
+def random_value(rng: np.random.Generator, shape: tuple[int, ...], dtype: str = "float64",
+                 scale: float = 1.0) -> np.ndarray:
+    """Random values of ``dtype`` from ``rng``: booleans half true, integers from -5 to 5, floats standard
+    normal times ``scale``.
+
+    >>> random_value(np.random.default_rng(0), (2,), "int32")
+    array([4, 2], dtype=int32)
+    """
+    kind = np.dtype(dtype).kind
+    if kind == "b":
+        return rng.random(shape) > 0.5
+    if kind in "iu":
+        return rng.integers(-5, 6, size=shape).astype(dtype)
+    return (rng.standard_normal(shape) * scale).astype(dtype)
 
 
 def run_fgraph(fgraph, values, copy_mutable=True):

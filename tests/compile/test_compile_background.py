@@ -26,7 +26,7 @@ import pytest
 
 import symlab
 import symlab.tensor as st
-from symlab.compile.numba import linker
+from symlab.compile.numba import runner as numba_runner
 from symlab.config import Config
 
 pytestmark = pytest.mark.numba
@@ -105,7 +105,7 @@ def test_a_failed_compile_is_warned_about_once_at_the_next_call(monkeypatch, bac
     def broken(*args, **kwargs):
         raise RuntimeError("the compiler broke")
 
-    monkeypatch.setattr(linker, "load_compiled", broken)
+    monkeypatch.setattr(numba_runner, "load_compiled", broken)
     x = st.dvector("x")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -260,12 +260,12 @@ def test_the_main_thread_never_imports_numba(tmp_path):
 import sys, threading
 import numpy as np
 import symlab, symlab.tensor as st
-from symlab.compile.numba import linker
-release, signature = threading.Event(), linker.numba_signature
+from symlab.compile.numba import runner
+release, signature = threading.Event(), runner.numba_signature
 def held(*args):  # the worker's first use of Numba waits until the main thread has looked
     release.wait(120)
     return signature(*args)
-linker.numba_signature = held
+runner.numba_signature = held
 x, y = st.dvector("x"), st.dvector("y")
 f = symlab.function([x, y], x + y)
 print(f(np.ones(2), np.ones(2)).tolist(), "numba" in sys.modules)

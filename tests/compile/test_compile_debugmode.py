@@ -209,7 +209,7 @@ def test_infer_shape_of_a_reshape_to_another_variables_shape_is_computed_from_th
 
 # -- rewrites compared at the precision that flowed through the graph ---------------------------------------
 def test_a_float32_computation_cast_to_float64_is_compared_at_float32_precision():
-    from symlab.compile.debugmode import lowest_precision
+    from symlab.compile.bad_rewrite import lowest_precision
 
     e = st.fvector("e")
     out = st.cast(e ** 3, "float64")  # pow_three: e * e * e, an ulp of float32 away from e ** 3
@@ -236,7 +236,7 @@ def test_a_wrong_rewrite_of_a_float32_computation_is_still_named():
 def test_a_stabilization_where_the_graph_as_written_loses_digits_is_not_blamed():
     """log(1 - p) near p = 1 keeps few digits of 1 - p (none from x = 37 on: -inf): log_one_minus_sigmoid's
     -softplus(x) is right there, judged against the graph computed in extended precision and its own rounding."""
-    from symlab.compile.debugmode import unfair_elements
+    from symlab.compile.bad_rewrite import unfair_elements
 
     x, f = st.dvector("x"), st.fvector("f")
     values = np.array([-800.0, -30.0, -2.0, 0.5, 12.0, 27.0, 36.0, 40.0, 800.0])
@@ -260,7 +260,7 @@ def test_a_stabilization_where_the_graph_as_written_loses_digits_is_not_blamed()
 
 def test_a_wrong_stabilize_rewrite_is_still_named():
     """A sign error in a stabilize rule: wrong where the graph as written is accurate, so blamed, with the values."""
-    from symlab.compile.debugmode import WIDE
+    from symlab.compile.bad_rewrite import WIDE
 
     name = "test_compile_wrong_log_one_minus_sigmoid"
     register(PatternNodeRewriter((st.log, (st.sub, 1, (st.sigmoid, "x"))), (st.neg, (st.softplus, (st.neg, "x")))),

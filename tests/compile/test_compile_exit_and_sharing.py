@@ -1,7 +1,7 @@
 """Leaving promptly, and processes sharing one cache.
 
 *Leaving promptly.* A process that has its answers exits at once: the background compiles still under
-way are abandoned (``symlab.compile.numba.linker._at_exit``), without a traceback or a crash, and without
+way are abandoned (``symlab.compile.numba.background._at_exit``), without a traceback or a crash, and without
 leaving an entry a later process would load wrong; ``symlab.compile.wait_all()`` waits for them instead.
 The subprocess tests decide what is under way at exit (a compile held before Numba, or a compile inside
 an LLVM call), never by timing: a process that waited for its compile would wait for ever (the held
@@ -29,7 +29,7 @@ import pytest
 
 import symlab
 import symlab.tensor as st
-from symlab.compile.numba import cache
+from symlab.compile.numba import cache, cache_lock
 
 pytestmark = pytest.mark.numba
 
@@ -60,12 +60,12 @@ def after_symlab_exit_hook():  # registered before symlab's, so it runs after it
 atexit.register(after_symlab_exit_hook)
 import numpy as np
 import symlab, symlab.tensor as st
-from symlab.compile.numba import linker
-never, signature = threading.Event(), linker.numba_signature
+from symlab.compile.numba import runner
+never, signature = threading.Event(), runner.numba_signature
 def held(*args):  # the worker stops before its first use of Numba, for ever: only an exit that does not wait ends
     never.wait()
     return signature(*args)
-linker.numba_signature = held
+runner.numba_signature = held
 x = st.dvector("x")
 f = symlab.function([x], st.exp(x) * 3.0 - x)
 print(json.dumps({"tier": f.tier, "value": f(np.arange(3.0)).tolist()}))
@@ -180,7 +180,7 @@ def test_wait_all_refuses_a_bad_timeout(timeout):
 
 def test_a_closed_cache_gives_no_lock_and_entries_compile_in_memory(tmp_path, monkeypatch):
     """What the exit does to the cache, on a copy of its state: no lock from now on; a new entry stays in memory."""
-    monkeypatch.setattr(cache, "_closed", False)
+    monkeypatch.setattr(cache_lock, "_closed", False)
     monkeypatch.setenv("SYMLAB_CACHE_DIR", str(tmp_path))
     folder = tmp_path / "entry"
     folder.mkdir(mode=0o700)

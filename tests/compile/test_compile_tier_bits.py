@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import pytest
 from helpers import load_benchmark
+from oracle import assert_same_results, bitwise_equal, perform
 
 import symlab
 import symlab.scalar as ss
@@ -77,17 +78,7 @@ def test_workload_gives_the_same_bits_in_both_tiers(name):
     inputs, outputs = w.build_symlab()
     compiled = symlab.function(inputs, outputs, mode="NUMBA")
     reference = symlab.function(inputs, outputs, mode="NUMPY")
-    got, want = compiled(*data), reference(*data)
-    got, want = (got, want) if isinstance(got, list) else ([got], [want])
-    for k, (g, e) in enumerate(zip(got, want)):
-        g, e = np.asarray(g), np.asarray(e)
-        assert g.dtype == e.dtype and g.shape == e.shape, f"{name} output {k}: expected {e.dtype}{e.shape}, received {g.dtype}{g.shape}"
-        if not np.array_equal(g, e, equal_nan=True):
-            differ = ~((g == e) | (np.isnan(g) & np.isnan(e)))
-            pytest.fail(
-                f"{name} output {k}: {int(differ.sum())} of {g.size} elements differ from the NumPy tier's, "
-                f"max abs diff {np.max(np.abs(g - e)[differ]):.3g}"
-            )
+    assert_same_results(compiled(*data), reference(*data), "values", what=f"{name} against the NumPy tier")
     if w.group == "e":  # the chains are long fused Composites: they must run on the register machine
         assert compiled.maker.runner.compile_info.vm_nodes >= 1, f"{name} did not run on the register machine"
 
@@ -199,12 +190,11 @@ def _results(tier: str, dtype: str, slow: bool) -> tuple[dict[str, tuple[np.ndar
     else:
         assert elemwise_vm.vm_program(node) is None, "the op-by-op node must get a generated kernel"
         run = compile_node(node)
-    cells = [[None] for _ in outputs]
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore", RuntimeWarning)
         got = run(*values)
-        node.op.perform(node, list(values), cells)
-    return {n: (g, c[0]) for n, g, c in zip(names, got, cells)}, values
+        want = perform(node, values)
+    return {n: (g, w) for n, g, w in zip(names, got, want)}, values
 
 
 def _documented_tolerances() -> dict[tuple[str, str], tuple[float, str]]:
@@ -227,13 +217,6 @@ TOLERANCES = _documented_tolerances()
 def test_the_documented_table_is_read():
     ops = {op for op, _ in TOLERANCES}
     assert {"pow", "arctan2", "erf", "erfc", "gamma", "gammaln", "psi"} == ops, f"ops read from the docs: {ops}"
-
-
-def _same_bits(got: np.ndarray, want: np.ndarray) -> np.ndarray:
-    """Where ``got`` and ``want`` have the same value (NaN for NaN, and the same sign of zero)."""
-    if got.dtype.kind != "f":
-        return got == want
-    return ((got == want) & (np.signbit(got) == np.signbit(want))) | (np.isnan(got) & np.isnan(want))
 
 
 def _ulps(got: np.ndarray, want: np.ndarray) -> np.ndarray:
@@ -289,7 +272,7 @@ def test_op_gives_numpys_bits(tier, dtype, name, slow):
     got, want = results[name]
     args = _arguments(name, scalar_op(name).nin, dtype, list(values))
     assert got.dtype == want.dtype, f"{name} on {dtype} ({tier}): expected dtype {want.dtype}, received {got.dtype}"
-    same = _same_bits(got, want)
+    same = bitwise_equal(got, want)  # NaN for NaN, and the same sign of zero
     result_dtype = want.dtype.name
     documented = TOLERANCES.get((name, result_dtype))
     if documented is None or (documented[1] == "kernel" and tier == "machine"):
@@ -343,9 +326,7 @@ def test_pow_exponent_broadcast_from_one_value_gets_numpys_shortcuts(monkeypatch
     run = elemwise_vm.vm_callable(node, program, elemwise_vm.load_vm("float64", program.ops))
     for value in (2.0, 2.5, -3.5):
         row = np.array([(value - 0.75) / 0.5])
-        cells = [[None]]
-        node.op.perform(node, [xv, row], cells)
-        assert np.array_equal(run(xv, row)[0], cells[0][0]), f"exponent computed in the node = {value}"
+        assert np.array_equal(run(xv, row)[0], perform(node, [xv, row])[0]), f"exponent computed in the node = {value}"
     s = st.dscalar("s")  # 0-d: NumPy gives every operand stride 0
     f = symlab.function([s, p], st.exp(s) ** p * 3.0, mode="NUMBA")
     ref = symlab.function([s, p], st.exp(s) ** p * 3.0, mode="NUMPY")

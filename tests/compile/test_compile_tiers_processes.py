@@ -24,12 +24,12 @@ PRELUDE = """
 import os, sys, threading, time, warnings
 import numpy as np
 import symlab, symlab.tensor as st
-from symlab.compile.numba import linker
-release, load = threading.Event(), linker.load_compiled
+from symlab.compile.numba import background, runner
+release, load = threading.Event(), runner.load_compiled
 def held(*args, **kwargs):
     release.wait(120)
     return load(*args, **kwargs)
-linker.load_compiled = held
+runner.load_compiled = held
 x = st.dvector("x")
 f = symlab.function([x], st.exp(x) * 2.0)
 expected = np.exp(np.arange(4.0)) * 2.0
@@ -63,13 +63,13 @@ print(os.waitstatus_to_exitcode(status), waited >= 0.4, f.tier, np.array_equal(f
 
 def test_a_child_forked_while_the_compile_still_runs_keeps_the_numpy_tier(tmp_path):
     script = PRELUDE + """
-linker.FORK_WAIT_SECONDS = 0.05  # the compile is held: the fork goes on without it
+background.FORK_WAIT_SECONDS = 0.05  # the compile is held: the fork goes on without it
 f(np.arange(4.0))
 pid = os.fork()
 if pid == 0:
     warnings.simplefilter("error")  # the NumPy tier serves without a warning: the graph did not fail
     ok = (f.wait(timeout=0) and f.tier == "numpy (forked while compiling)"
-          and isinstance(f.compile_info.error, linker.ForkedWhileCompiling)
+          and isinstance(f.compile_info.error, runner.ForkedWhileCompiling)
           and all(np.array_equal(f(np.arange(4.0)), expected) for _ in range(3)))
     os._exit(0 if ok else 3)
 _, status = os.waitpid(pid, 0)

@@ -5,13 +5,15 @@ The pieces, each a small module:
 ``values``    input environments (typed inputs, concrete shapes) and their two value sets
 ``ops``       the catalog of graph operations the generator draws from
 ``generate``  the seeded generator of random expressions (``Expr`` DAGs) and their Python code
-``oracle``    how two results are compared: bits, tolerance, NaN where NaN
 ``modes``     the modes against the unoptimized graph (and NUMBA's bits against NUMPY's), known bugs kept out
 ``graphs``    gradients against finite differences, edit sequences and their trace, format round trips
 ``shrink``    a failing graph made minimal, printed as a test to paste
 ``failures``  each check's failures shrunk, with their reproductions (checked to fail on their own)
 ``campaign``  a run: the plan (how many graphs of each kind), the figures, the failures
 ``run``       the runner of ``make fuzz``, which prints the figures
+
+How two results are compared (bits, tolerance, NaN where NaN) is the suite's one oracle, ``tests/oracle.py``,
+which the unit tests share.
 
 Nothing here depends on Hypothesis: everything is driven by NumPy generators seeded from one integer
 (``FUZZ_SEED``), so a run is reproduced exactly by its seed.

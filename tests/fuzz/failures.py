@@ -12,12 +12,12 @@ import re
 from dataclasses import dataclass
 
 import numpy as np
+from oracle import FUZZ_TOLERANCE
 
 from symlab.graph.evaluate import evaluate
 
 from . import graphs, modes
 from .generate import Expr, build, code_of, input_variables, quiet
-from .oracle import TOLERANCE
 from .shrink import Shrunk, graph_code, guarded, reproduction, shrink, test_name
 from .values import Env, array_code
 
@@ -122,7 +122,7 @@ def mode_claim(kind: str, config: str, debug_numba: bool, expected: list[np.ndar
         return lines + _bits_lines("expected")
     tolerances = []
     for e, precision in zip(expected, precisions):
-        rtol, atol = max(TOLERANCE.get(e.dtype.name, (0.0, 0.0)), TOLERANCE.get(precision or "", (0.0, 0.0)))
+        rtol, atol = max(FUZZ_TOLERANCE.get(e.dtype.name, (0.0, 0.0)), FUZZ_TOLERANCE.get(precision or "", (0.0, 0.0)))
         tolerances.append((rtol, atol * float(np.max(np.abs(e[np.isfinite(e)]), initial=1.0)) if e.dtype.kind == "f" else 0.0))
     lines += [f"tolerances = {tolerances!r}  # (rtol, atol) of each output: its precision, atol scaled by its magnitude",
               "for g, e, (rtol, atol) in zip(got, expected, tolerances):",

@@ -29,6 +29,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+from oracle import close, same_bits
 
 import symlab
 import symlab.formats as F
@@ -39,7 +40,6 @@ from symlab.graph.traversal import equal_computations
 from symlab.rewriting import EquilibriumGraphRewriter, GraphRewriter, RewriteContext, RewriteTrace, default_db
 
 from .generate import Expr, build, input_variables, quiet
-from .oracle import close, same_bits
 from .values import Env
 
 

@@ -14,7 +14,7 @@ expressions as one function with many outputs:
 ``DEBUG``         ``fast_run`` rewrites run with DebugMode's checks (its per-node Numba check only when
                   ``debug_numba``: it compiles every node alone, the costliest check of all)
 
-What each must give (see ``oracle``): every mode the reference's values (``close``; NaN where NaN on the
+What each must give (see ``tests/oracle.py``): every mode the reference's values (``close``; NaN where NaN on the
 ``special`` values); the NumPy tier and DEBUG the bits of NUMPY (the same optimized graph, run by the same
 ``perform`` methods); NUMBA and the Numba tier the bits of NUMPY where Numba promises them
 (:func:`numba_promise`: elementwise outputs without the scalar ops documented to differ by an ulp or two).
@@ -39,13 +39,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from oracle import UNOPTIMIZED, close, same_bits
 
 import symlab
 from symlab.compile.modes import DebugMode, Mode, get_mode
 from symlab.graph.evaluate import evaluate
 
 from .generate import Expr, build, input_variables, quiet
-from .oracle import close, same_bits
 from .values import Env
 
 #: Rules that change values on the ``special`` inputs, turned off for the ``special`` comparisons only.
@@ -64,7 +64,6 @@ VALUE_CHANGING_RULES = ("mul_div", "mul_div_swapped", "sub_self", "collect_terms
 MODES = ("NUMPY", "FAST_COMPILE", "TIERED", "NUMBA", "DEBUG")
 
 #: The reference every compiled mode is compared with: no rewrite at all, NumPy backend.
-UNOPTIMIZED = Mode("numpy", include=())
 
 
 @dataclass
@@ -181,24 +180,24 @@ def run_split(run: Callable[[list[int]], list[Any]], idx: list[int], groups: dic
 def held_machine_code() -> Iterator[threading.Event]:
     """Numba's compile waits for the event it yields: a tiered function's first call is the NumPy tier's.
 
-    The worker thread compiles through ``symlab.compile.numba.linker.load_compiled`` (as
+    The worker thread compiles through ``symlab.compile.numba.runner.load_compiled`` (as
     ``tests/compile/test_compile_background.py`` holds it); the hold is released on leaving, whatever happens.
     """
-    from symlab.compile.numba import linker
+    from symlab.compile.numba import runner
 
     release = threading.Event()
-    load = linker.load_compiled
+    load = runner.load_compiled
 
     def held(*args: Any, **kwargs: Any) -> Any:
         release.wait(600)
         return load(*args, **kwargs)
 
-    linker.load_compiled = held
+    runner.load_compiled = held
     try:
         yield release
     finally:
         release.set()
-        linker.load_compiled = load
+        runner.load_compiled = load
 
 
 class NumbaFallback(RuntimeError):

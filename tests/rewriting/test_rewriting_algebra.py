@@ -2,11 +2,11 @@
 
 import numpy as np
 import pytest
+from oracle import REWRITES, UNOPTIMIZED, Tolerance, check_against_unoptimized
 from rewriting_helpers import StepChecker
 
 import symlab
 import symlab.tensor as T
-from symlab.compile.modes import Mode
 from symlab.graph.fg import FunctionGraph
 from symlab.printing import pprint
 from symlab.rewriting import default_db, rewrite_graph
@@ -15,7 +15,6 @@ from symlab.rewriting.rules import algebra
 from symlab.tensor.elemwise import Elemwise
 
 RNG = np.random.default_rng(21)
-UNOPTIMIZED = Mode(linker="numpy", include=())
 
 
 def canonical(out, inputs=None):
@@ -52,16 +51,11 @@ def sample(v, low=-2.0, high=2.0):
     return RNG.uniform(low, high, size=shape).astype(v.dtype)
 
 
-def check(inputs, out, low=-2.0, high=2.0, rtol=1e-12, atol=0.0):
-    """Optimized (NUMPY mode) against unoptimized values; returns the compiled optimized function."""
+def check(inputs, out, low=-2.0, high=2.0, compare=REWRITES):
+    """Optimized (NUMPY mode) against unoptimized values on random inputs in ``[low, high)``; returns the
+    compiled optimized function."""
     vals = [sample(v, low, high) for v in inputs]
-    fast = symlab.function(inputs, out, mode="NUMPY", on_unused_input="ignore")
-    slow = symlab.function(inputs, out, mode=UNOPTIMIZED, on_unused_input="ignore")
-    got, expected = fast(*vals), slow(*vals)
-    assert np.asarray(got).dtype == np.asarray(expected).dtype
-    assert np.shape(got) == np.shape(expected)
-    np.testing.assert_allclose(got, expected, rtol=rtol, atol=atol)
-    return fast
+    return check_against_unoptimized(inputs, out, vals, compare, on_unused_input="ignore")
 
 
 x, y, z = T.dvectors("x", "y", "z")
@@ -183,7 +177,7 @@ def test_dtypes_are_kept(dtype):
         new, trace = canonical(out)
         assert new.dtype == dtype and new.type == out.type
         assert ALGEBRA & set(applied(trace)), str(out)
-        check([a, b], out, rtol=1e-5 if dtype == "float32" else 1e-12)
+        check([a, b], out, compare=Tolerance(float64=(1e-12, 0.0), float32=(1e-5, 0.0)))
     new, _ = canonical(a + a + a)
     const = new.owner.inputs[0]
     assert const.dtype == dtype  # 3 * a with a constant of a's dtype
@@ -193,9 +187,7 @@ def test_integers_wrap_as_before():
     a = T.tensor("int8", shape=(None,), name="a")
     out = a * a * a + a + a + 120 + 120
     vals = np.arange(-128, 128, dtype="int8")
-    fast = symlab.function([a], out, mode="NUMPY")
-    slow = symlab.function([a], out, mode=UNOPTIMIZED)
-    np.testing.assert_array_equal(fast(vals), slow(vals))
+    check_against_unoptimized([a], out, [vals], "values")
 
 
 def test_mixed_dtypes_are_left_alone():
@@ -268,15 +260,13 @@ def test_a_long_sum_is_collected_in_linear_steps():
     new, trace = canonical(out)
     assert pprint(new) in ("(([101.] * x) + ([100.] * y))", "(([100.] * y) + ([101.] * x))")
     assert len(trace.steps) < 1000
-    check([x, y], out, rtol=1e-10)
+    check([x, y], out, compare=Tolerance.uniform(1e-10))
 
 
 def test_nan_and_inf_where_nothing_cancels_are_kept():
     inf = np.array([np.inf, -np.inf, np.nan, 1.0])
     for out in [x + x + x, x * x * x, 2 * x * 3, x * 2.0 + 1.0 + 1.0]:
-        fast = symlab.function([x], out, mode="NUMPY")
-        slow = symlab.function([x], out, mode=UNOPTIMIZED)
-        np.testing.assert_array_equal(fast(inf), slow(inf))
+        check_against_unoptimized([x], out, [inf], "values")
 
 
 def test_cancelling_assumes_finite_values_as_documented():
@@ -316,7 +306,8 @@ def test_everything_cancelled_is_a_constant_filled_to_the_shape():
         new, trace = canonical(out, inputs=[x, y])
         assert new.type == out.type and ALGEBRA & set(applied(trace))
         assert [str(n.op.scalar_op) for n in elemwise_nodes(trace.fgraph)] == ["second"]
-        f = check([x, y], out, low=0.5, atol=1e-12)  # x + y - x - y is not exactly 0 in floating point
+        # x + y - x - y is not exactly 0 in floating point
+        f = check([x, y], out, low=0.5, compare=Tolerance.uniform(1e-12, 1e-12))
         np.testing.assert_array_equal(f(np.ones(4), np.ones(4)), np.full(4, value))
     a, b = T.dscalars("a", "b")
     new, trace = canonical(a * b / (b * a), inputs=[a, b])

@@ -365,7 +365,7 @@ def test_tutorial_graph_shows_the_sigmoid_and_softplus():
 def test_tutorial_in_debug_mode_keeps_the_stabilizations_the_strict_comparison_would_blame():
     """The graph as written loses digits of the tutorial's loss (log(1 - p_1) near p_1 = 1, -inf past it) and
     its gradient is NaN: DebugMode's default checks accept the stabilized step and its values are NumPy's."""
-    from symlab.compile.debugmode import run_all
+    from symlab.compile.bad_rewrite import run_all
 
     with symlab.config.change_flags(mode="DEBUG"):
         D, w0, w, b, err, prediction, train = tutorial_logistic_regression(1)

@@ -7,7 +7,7 @@ import warnings
 
 import numpy as np
 import pytest
-from helpers import check_infer_shape
+from oracle import check_infer_shape
 from scipy.signal import convolve2d, correlate2d
 
 import symlab

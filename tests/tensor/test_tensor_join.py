@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import check_infer_shape
+from oracle import check_infer_shape
 
 import symlab.tensor as st
 from symlab.graph.null_type import DisconnectedType

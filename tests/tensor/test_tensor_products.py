@@ -1,21 +1,19 @@
 """dot, matmul (@), outer, tensordot."""
 
+from functools import partial
+
 import numpy as np
 import pytest
+from helpers import random_value
+from oracle import NUMPY_REFERENCE, check_against_numpy
 
 import symlab.tensor as st
 from symlab.gradient import verify_grad
 from symlab.tensor.products import Dot, MatMul, TensorDot
 
 RNG = np.random.default_rng(7)
-
-
-def _value(shape, dtype="float64"):
-    if np.dtype(dtype).kind in "iu":
-        return RNG.integers(-5, 6, size=shape).astype(dtype)
-    if np.dtype(dtype).kind == "b":
-        return RNG.random(shape) > 0.5
-    return RNG.standard_normal(shape).astype(dtype)
+#: Test values of a shape and dtype (``helpers.random_value``) drawn from ``RNG``.
+_value = partial(random_value, RNG)
 
 
 def _var(value, name):
@@ -26,18 +24,6 @@ def _const_shape(value):
     return tuple(st.constant(d, dtype="int64") for d in value.shape)
 
 
-def _check(sym_fn, np_fn, a, b):
-    x, y = _var(a, "a"), _var(b, "b")
-    out = sym_fn(x, y)
-    got = out.eval({x: a, y: b})
-    expected = np.asarray(np_fn(a, b))
-    assert got.dtype == expected.dtype, (got.dtype, expected.dtype)
-    assert got.shape == expected.shape and out.type.ndim == expected.ndim
-    tol = 1e-4 if got.dtype == np.float32 else 1e-10
-    np.testing.assert_allclose(got, expected, rtol=tol, atol=tol)
-    return out
-
-
 DOT_SHAPES = [((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 4)), ((2, 3), (3, 4)), ((0,), (0,)), ((2, 0), (0, 3)),
               ((), (3,)), ((2, 3), ())]
 
@@ -46,7 +32,8 @@ DOT_SHAPES = [((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 4)), ((2, 3), (3, 4)), ((
 @pytest.mark.parametrize("dtypes", [("float64", "float64"), ("float32", "float32"), ("int32", "int32"),
                                     ("float32", "float64"), ("int32", "float32"), ("bool", "bool")])
 def test_dot_matches_numpy(shapes, dtypes):
-    _check(st.dot, np.dot, _value(shapes[0], dtypes[0]), _value(shapes[1], dtypes[1]))
+    check_against_numpy(st.dot, np.dot, [_value(shapes[0], dtypes[0]), _value(shapes[1], dtypes[1])], NUMPY_REFERENCE,
+                        names=("a", "b"))
 
 
 MATMUL_SHAPES = DOT_SHAPES[:6] + [
@@ -91,7 +78,8 @@ def test_rmatmul_and_method():
 @pytest.mark.parametrize("shapes", [((3,), (4,)), ((), (2,)), ((2,), ())])
 @pytest.mark.parametrize("dtype", ["float32", "int32"])
 def test_outer_matches_numpy(shapes, dtype):
-    _check(st.outer, np.outer, _value(shapes[0], dtype), _value(shapes[1], dtype))
+    check_against_numpy(st.outer, np.outer, [_value(shapes[0], dtype), _value(shapes[1], dtype)], NUMPY_REFERENCE,
+                        names=("a", "b"))
 
 
 @pytest.mark.parametrize("shapes,axes", [
@@ -103,8 +91,8 @@ def test_outer_matches_numpy(shapes, dtype):
     (((3, 4), (4, 3)), ([0, 1], [1, 0])),
 ])
 def test_tensordot_matches_numpy(shapes, axes):
-    _check(lambda a, b: st.tensordot(a, b, axes), lambda a, b: np.tensordot(a, b, axes), _value(shapes[0]),
-           _value(shapes[1]))
+    check_against_numpy(lambda a, b: st.tensordot(a, b, axes), lambda a, b: np.tensordot(a, b, axes),
+                        [_value(shapes[0]), _value(shapes[1])], NUMPY_REFERENCE, names=("a", "b"))
 
 
 # -- static shapes ---------------------------------------------------------------------------

@@ -146,11 +146,11 @@ def test_without_the_library_blas_dot_is_numbas_np_dot(monkeypatch):
 
 
 def test_cache_keys_name_the_library():
-    from symlab.compile.numba import cache
+    from symlab.compile.numba import cache, environment
 
     cache.cache_key("")  # sets the environment string
     library = numpy_blas.LIBRARY
-    assert (library.identity if library is not None else "numba's") in cache._ENV
+    assert (library.identity if library is not None else "numba's") in environment._ENV
 
 
 def test_the_library_found_is_numpys():

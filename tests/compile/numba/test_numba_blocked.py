@@ -12,10 +12,9 @@ copies.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
+from oracle import compile_function
 
 import symlab
 import symlab.tensor as st
@@ -25,12 +24,6 @@ from symlab.compile.numba.kernels import kernel_for
 pytestmark = pytest.mark.numba
 
 SPECIAL = [0.0, -0.0, 1e-300, -1e-300, 0.5, -0.5, 1.0, -1.0, 2.0, 3.5, -7.25, 30.0, -30.0, 700.0, -745.0, 1e10, np.inf, -np.inf, np.nan]
-
-
-def numba_function(inputs, outputs):
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", UserWarning)  # a fallback to perform would not test the kernels
-        return symlab.function(inputs, outputs, mode="NUMBA")
 
 
 def values(dtype, n=2500, seed=0):
@@ -47,7 +40,7 @@ def test_every_loop_gives_numpys_bits_on_every_layout(dtype):
     outs = [getattr(st, name)(x) for name in names]
     for node in (o.owner for o in outs):
         assert kernels_blocked.uses_loops(node)
-    f = numba_function([x], outs)
+    f = compile_function([x], outs, "NUMBA")
     v = values(dtype)
     with np.errstate(all="ignore"):
         for arg in (v, v[::-1], v[::3], v[:0], v[:1], v[:1023], v[:1025]):
@@ -60,7 +53,7 @@ def test_every_loop_gives_numpys_bits_on_every_layout(dtype):
 def test_fused_chain_matches_numpy_exactly_around_block_and_parallel_sizes():
     x, y = st.dvectors("x", "y")
     out = st.exp(-x**2) * st.sin(y) + st.log1p(x * x) * 0.5
-    f = numba_function([x, y], out)
+    f = compile_function([x, y], out, "NUMBA")
     ref = symlab.function([x, y], out, mode="NUMPY")
     (node,) = [n for n in f.maker.fgraph.toposort()]
     source = kernel_for(node, "k").source
@@ -79,7 +72,7 @@ def test_broadcasting_in_both_paths_and_a_broadcast_input_feeding_a_loop():
     col = st.TensorType("float64", shape=(None, 1))("col")
     s = st.dscalar("s")
     outs = [st.exp(col) * st.sin(x), st.log1p(x * x) + st.exp(s), st.tanh(col + s)]
-    f = numba_function([x, col, s], outs)
+    f = compile_function([x, col, s], outs, "NUMBA")
     ref = symlab.function([x, col, s], outs, mode="NUMPY")
     rng = np.random.default_rng(2)
     xv, cv = rng.normal(size=(7, 1500)), rng.normal(size=(7, 1))
@@ -91,7 +84,7 @@ def test_broadcasting_in_both_paths_and_a_broadcast_input_feeding_a_loop():
 
 def test_zero_d_and_several_outputs():
     a, b = st.dscalars("a", "b")
-    f = numba_function([a, b], [st.exp(a) + st.cos(b), st.exp(a), st.log(a) * b])
+    f = compile_function([a, b], [st.exp(a) + st.cos(b), st.exp(a), st.log(a) * b], "NUMBA")
     ref = symlab.function([a, b], [st.exp(a) + st.cos(b), st.exp(a), st.log(a) * b], mode="NUMPY")
     for av, bv in ((0.25, 2.0), (-1.0, 0.0), (np.inf, np.nan)):
         with np.errstate(all="ignore"):
@@ -104,7 +97,7 @@ def test_in_place_kernel_reads_its_input_before_overwriting_it():
     v = st.dvector("v")
     h = st.dot(A, v)  # an intermediate: the fused elemwise after it may work in place
     out = st.exp(h) * st.sin(h) + st.log1p(h * h)
-    f = numba_function([A, v], out)
+    f = compile_function([A, v], out, "NUMBA")
     nodes = f.maker.fgraph.toposort()
     elemwise = [n for n in nodes if kernels_blocked.uses_loops(n)]
     assert elemwise and any(n.op.destroy_map for n in elemwise), "the inplace pass should have made the kernel destructive"
@@ -117,7 +110,7 @@ def test_in_place_kernel_reads_its_input_before_overwriting_it():
 def test_scratch_rows_are_reused_after_their_last_read():
     x = st.dvector("x")
     out = st.exp(st.sin(st.cos(st.tanh(st.log1p(x * x)))))
-    f = numba_function([x], out)
+    f = compile_function([x], out, "NUMBA")
     (node,) = f.maker.fgraph.toposort()
     source = kernel_for(node, "k").source
     flat_block = source.split("def k_block(")[1].split("\ndef ")[0]
@@ -131,7 +124,7 @@ def test_integer_input_is_computed_inline():
     i = st.lvector("i")
     node = st.exp(i).owner
     assert not kernels_blocked.uses_loops(node)  # int64 -> float64 has no same-dtype loop
-    f = numba_function([i], st.exp(i))
+    f = compile_function([i], st.exp(i), "NUMBA")
     np.testing.assert_allclose(f(np.arange(5)), np.exp(np.arange(5)), rtol=1e-15)
 
 
@@ -149,7 +142,7 @@ def test_in_place_into_a_transposed_view_copies_the_result_in():
     A, B = st.dmatrices("A", "B")
     h = st.dot(A, B).T  # the fused kernel's input is a non-contiguous view of an intermediate
     out = st.exp(h) * st.sin(h) + st.log1p(h * h)
-    f = numba_function([A, B], out)
+    f = compile_function([A, B], out, "NUMBA")
     elemwise = [n for n in f.maker.fgraph.toposort() if kernels_blocked.uses_loops(n)]
     assert any(n.op.destroy_map for n in elemwise), "the inplace pass should have made the kernel destructive"
     rng = np.random.default_rng(4)

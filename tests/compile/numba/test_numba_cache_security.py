@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from symlab.compile.numba import cache
+from symlab.compile.numba import cache, cache_entry, cache_secret
 
 pytestmark = pytest.mark.numba
 
@@ -206,7 +206,7 @@ def test_a_pickle_planted_with_a_forged_signature_file_is_never_unpickled(warm):
         data = (entry / rel).read_bytes()
         message = b"symlab-cache-file\0" + entry.name.encode() + b"\0" + rel.encode() + b"\0" + data
         signature["files"][rel] = hmac.new(forger, message, hashlib.sha256).hexdigest()
-    signature["mac"] = cache._manifest_mac(forger, signature)
+    signature["mac"] = cache_entry.manifest_mac(forger, signature)
     (entry / cache.SIGNATURE_FILE).write_text(json.dumps(signature))
     got = run(warm)
     assert not marker.exists()
@@ -340,7 +340,7 @@ OTHER = "numba 0.0; numpy 0.0; python (3, 0, 0); symlab 0.0 (simulated other ver
 
 def test_an_entry_of_another_version_is_not_loaded(tmp_path):
     """Another environment compiles under another key; an entry signed elsewhere found under this key is rebuilt."""
-    other_key = run(tmp_path, patch=f"cache._ENV = {OTHER!r}")
+    other_key = run(tmp_path, patch=f"from symlab.compile.numba import environment\nenvironment._ENV = {OTHER!r}")
     assert other_key["ok"] and other_key["hit"] is False
     ours = run(tmp_path)
     assert ours["hit"] is False and ours["reason"].startswith("new key"), ours  # the other entry is not ours
@@ -350,9 +350,10 @@ def test_an_entry_of_another_version_is_not_loaded(tmp_path):
     shutil.rmtree(tmp_path / "cache")
     same_key = (
         "import hashlib\n"
-        "ours = cache._current_environment()\n"
+        "from symlab.compile.numba import environment\n"
+        "ours = environment.current_environment()\n"
         "cache.cache_key = lambda source: hashlib.sha256(f'{ours}\\n{source}'.encode()).hexdigest()[:24]\n"
-        f"cache._current_environment = lambda: {OTHER!r}\n"
+        f"environment.current_environment = lambda: {OTHER!r}\n"
     )
     signed_elsewhere = run(tmp_path, patch=same_key)
     assert signed_elsewhere["ok"] and graph_entry(signed_elsewhere) == graph_entry(ours)  # the same key
@@ -384,14 +385,14 @@ def test_two_processes_compiling_the_same_graph_at_once(tmp_path):
 def test_the_secret_is_made_once_and_refused_when_not_private(tmp_path, monkeypatch):
     path = tmp_path / "conf" / "symlab" / "cache_secret"
     monkeypatch.setenv("SYMLAB_SECRET_FILE", str(path))
-    monkeypatch.setattr(cache, "_SECRETS", {})
+    monkeypatch.setattr(cache_secret, "_SECRETS", {})
     key = cache.secret_key(tmp_path / "cache")
     assert len(key) == 32 and stat.S_IMODE(path.stat().st_mode) == 0o600
     assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
-    monkeypatch.setattr(cache, "_SECRETS", {})
+    monkeypatch.setattr(cache_secret, "_SECRETS", {})
     assert cache.secret_key(tmp_path / "cache") == key  # read back, not made again
     path.chmod(0o640)
-    monkeypatch.setattr(cache, "_SECRETS", {})
+    monkeypatch.setattr(cache_secret, "_SECRETS", {})
     with pytest.raises(cache.CacheRefused, match=r"cache_secret: expected a file owned by .* \(mode 0o600\), found mode"):
         cache.secret_key(tmp_path / "cache")
 

@@ -3,13 +3,15 @@
 Each kernel is compiled on its own (its source in a small module, as the linker
 writes it) and compared with the op's ``perform``: values, dtype and shape, the
 exception type for invalid inputs, and that the inputs are left unchanged.
-Kernels are compiled once per source (module-scope cache).
+Kernels are compiled once per source (module-scope cache); the comparisons are
+the suite's oracle (``tests/oracle.py``).
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from oracle import Comparison, Tolerance, as_results, assert_same_results, inputs_unchanged, perform
 
 import symlab.tensor as st
 from symlab.compile.numba.kernels import NoKernel, kernel_for
@@ -55,41 +57,27 @@ def sym(value):
     return st.tensor(value.dtype.name, shape=(None,) * value.ndim)
 
 
-def perform(node, values):
-    cells = [[None] for _ in node.outputs]
-    node.op.perform(node, values, cells)
-    return [c[0] for c in cells]
-
-
 def input_values(node, values):
     """``values`` for the node's non-constant inputs, constants' data in between."""
     it = iter(values)
     return [v.data if isinstance(v, Constant) else next(it) for v in node.inputs]
 
 
-def check(node, *values, rtol=0.0, atol=0.0):
-    """Run the kernel and ``perform`` on the same inputs; compare outputs (or the exception)."""
+def check(node, *values, compare: Comparison = "values"):
+    """Run the kernel and ``perform`` on the same inputs; compare outputs as ``compare`` says, in the dtypes of
+    the node's outputs (or the exception), the inputs left unchanged."""
     values = input_values(node, values)
-    before = [np.array(v, copy=True) for v in values]
     try:
         expected = perform(node, [np.array(v, copy=True) for v in values])
     except Exception as err:  # noqa: BLE001 - the kernel must raise the same kind of error
         with pytest.raises(type(err)):
             compiled(node)(*values)
         return None
-    got = compiled(node)(*values)
-    got = list(got) if isinstance(got, tuple) else [got]
-    assert len(got) == len(expected)
-    for g, e, out in zip(got, expected, node.outputs):
-        g = np.asarray(g)
-        assert g.dtype == e.dtype == np.dtype(out.type.dtype), (g.dtype, e.dtype)
-        assert g.shape == e.shape
-        if rtol or atol:
-            np.testing.assert_allclose(g, e, rtol=rtol, atol=atol, equal_nan=True)
-        else:
-            np.testing.assert_array_equal(g, e)
-    for v, b in zip(values, before):
-        np.testing.assert_array_equal(v, b)  # inputs are never modified
+    with inputs_unchanged(values):
+        got = as_results(compiled(node)(*values))
+    assert_same_results(got, expected, compare)
+    for g, out in zip(got, node.outputs):
+        assert np.asarray(g).dtype == np.dtype(out.type.dtype), (np.asarray(g).dtype, out.type.dtype)
     return got
 
 
@@ -385,6 +373,8 @@ def test_eye():
 # =========================================================================================
 # Softmax / LogSoftmax
 # =========================================================================================
+#: Kernels against ``perform`` (or NUMBA against NUMPY) where they may round differently: float64, NaN where NaN.
+ROUNDING = Tolerance(float64=(1e-12, 1e-300))
 SOFTMAX_VALUES = np.array(
     [
         [1.0, 2.0, 3.0, 4.0],
@@ -400,14 +390,14 @@ SOFTMAX_VALUES = np.array(
 @pytest.mark.parametrize("cls, axis", [(Softmax, None), (Softmax, 1), (LogSoftmax, None), (LogSoftmax, 0)])
 def test_softmax(cls, axis):
     node = cls(axis)(st.dmatrix()).owner
-    check(node, SOFTMAX_VALUES, rtol=1e-12, atol=1e-300)
-    check(node, SOFTMAX_VALUES[:, ::-2], rtol=1e-12, atol=1e-300)
-    check(node, SOFTMAX_VALUES[:3, :3], rtol=1e-12, atol=1e-300)
+    check(node, SOFTMAX_VALUES, compare=ROUNDING)
+    check(node, SOFTMAX_VALUES[:, ::-2], compare=ROUNDING)
+    check(node, SOFTMAX_VALUES[:3, :3], compare=ROUNDING)
     check(node, np.zeros((0, 3)))
     if axis is not None:  # large enough for the parallel loop over slices
         big = np.random.default_rng(0).standard_normal((400, 300)) * 50
         big[7] = -np.inf
-        check(node, big, rtol=1e-12, atol=1e-14)
+        check(node, big, compare=Tolerance(float64=(1e-12, 1e-14)))
 
 
 @pytest.mark.parametrize("cls", [Softmax, LogSoftmax])
@@ -428,16 +418,16 @@ def test_softmax_along_the_last_axis_has_numpys_bits(cls, dtype, shape):
     assert "exp_" + dtype in kernel_for(node, "k").source
     check(node, value)  # exactly
     if value.ndim > 1:
-        tol = 1e-5 if dtype == "float32" else 1e-13
-        check(node, np.asfortranarray(value), rtol=tol, atol=tol)
-        check(node, value[..., ::-1], rtol=tol, atol=tol)
+        tol = Tolerance(float64=(1e-13, 1e-13), float32=(1e-5, 1e-5))
+        check(node, np.asfortranarray(value), compare=tol)
+        check(node, value[..., ::-1], compare=tol)
 
 
 @pytest.mark.parametrize("cls", [Softmax, LogSoftmax])
 def test_softmax_float32_3d_and_0d(cls):
     rng = np.random.default_rng(0)
     value = (rng.standard_normal((3, 4, 5)) * 30).astype("float32")
-    check(cls(1)(st.ftensor3()).owner, value, rtol=2e-6, atol=1e-5)
+    check(cls(1)(st.ftensor3()).owner, value, compare=Tolerance(float32=(2e-6, 1e-5)))
     check(cls(None)(st.dscalar()).owner, np.array(3.0))
     check(cls(None)(st.dscalar()).owner, np.array(-np.inf))
 
@@ -547,10 +537,7 @@ def test_function_numba_vs_numpy(functions, layout):
     for i, j, n in [(np.array([3, 0, 3, -1]), 1, 3), (np.array([], dtype="int64"), 0, 0)]:
         got = fast(x, i, j, n)
         expected = slow(x, i, j, n)
-        assert len(got) == len(expected)
-        for g, e in zip(got, expected):
-            assert g.dtype == e.dtype and g.shape == e.shape
-            np.testing.assert_allclose(g, e, rtol=1e-12, atol=1e-300)
+        assert_same_results(got, expected, ROUNDING)
     with pytest.raises(IndexError):
         fast(x, np.array([4]), 0, 1)
 

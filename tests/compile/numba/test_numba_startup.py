@@ -46,7 +46,7 @@ GENERATE = """
 import sys
 import symlab, symlab.tensor as st
 from symlab.compile.function import FunctionMaker
-from symlab.compile.numba.linker import generate_module
+from symlab.compile.numba.graph_source import generate_module
 x, w = st.dmatrix("x"), st.dvector("w")
 v = st.dvector("v")
 chain = v

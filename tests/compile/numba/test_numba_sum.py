@@ -11,10 +11,9 @@ running sum drifts.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
+from oracle import compile_function
 
 import symlab
 import symlab.tensor as st
@@ -23,12 +22,6 @@ from symlab.compile.numba.kernels_reduction_order import _shared_sum_in_order, _
 from symlab.compile.numba.ufunc_table import reduce_loop_address, sum_from_python
 
 pytestmark = pytest.mark.numba
-
-
-def numba_function(inputs, outputs):
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", UserWarning)  # a fallback to perform would not test the kernels
-        return symlab.function(inputs, outputs, mode="NUMBA")
 
 
 def test_the_reduce_loop_is_numpys_add_loop_and_sums_pairwise():
@@ -49,7 +42,7 @@ def test_sums_along_the_last_axis_give_numpys_bits_on_contiguous_input(dtype):
     for s in sums:
         assert f"sum_in_order_{dtype}(" in kernel_for(s.owner, "k").source  # NumPy's add loop, in its order
     outs = [*sums, v.mean()]
-    f = numba_function([v, m, t], outs)
+    f = compile_function([v, m, t], outs, "NUMBA")
     g = symlab.function([v, m, t], outs, mode="NUMPY")
     for n in (0, 1, 7, 8, 9, 127, 128, 129, 1000, 5003):
         args = [rng.standard_normal(n).astype(dtype), rng.standard_normal((3, n)).astype(dtype),
@@ -84,7 +77,7 @@ def test_sums_over_any_axes_give_numpys_bits_on_every_layout(dtype):
     axes4 = [(0, 2, 3), (1, 3), (0, 2)]
     axes3 = [(0, 2), (1,)]
     outs = [t4.sum(axis=a) for a in axes4] + [t3.sum(axis=a) for a in axes3] + [st.mean(t4, axis=(0, 2, 3))]
-    f = numba_function([t4, t3], outs)
+    f = compile_function([t4, t3], outs, "NUMBA")
     for shape4, shape3 in [((4, 5, 6, 7), (3, 9, 17)), ((2, 3, 9, 15), (2, 129, 3)), ((3, 1, 4, 33), (1, 40, 7))]:
         for name, view in LAYOUTS.items():
             v4, v3 = view(order_sensitive(rng, shape4, dtype)), view(order_sensitive(rng, shape3, dtype))
@@ -101,7 +94,7 @@ def test_sums_around_the_pairwise_and_buffer_boundaries(dtype):
     rng = np.random.default_rng(5)
     t = st.tensor(dtype, shape=(None,) * 3, name="t")
     outs = [t.sum(), t.sum(axis=(1, 2)), t.sum(axis=(0, 2)), t.sum(axis=(0, 1))]
-    f = numba_function([t], outs)
+    f = compile_function([t], outs, "NUMBA")
     cases = [order_sensitive(rng, (2, 3, n), dtype) for n in (7, 8, 9, 16, 127, 128, 129)]
     cases.append(order_sensitive(rng, (2, 100, 100), dtype)[:, ::2])  # 10000 reduced elements, buffered
     cases.append(order_sensitive(rng, (3, 130, 70), dtype)[:, ::2].transpose(0, 2, 1))
@@ -119,7 +112,7 @@ def test_a_bias_gradient_has_the_numpy_backends_bits():
     b = st.dvector("b")
     cost = st.tanh(x + b.dimshuffle("x", 0, "x", "x")).sum()
     outs = [st.grad(cost, b), x.sum(axis=(0, 2, 3), keepdims=True), st.mean(st.tanh(x), axis=(1, 3), keepdims=True)]
-    f = numba_function([x, b], outs)
+    f = compile_function([x, b], outs, "NUMBA")
     g = symlab.function([x, b], outs, mode="NUMPY")
     args = [order_sensitive(rng, (4, 5, 6, 7), "float64"), rng.standard_normal(5)]
     for k, (a, want) in enumerate(zip(f(*args), g(*args))):
@@ -162,7 +155,7 @@ def test_the_plan_of_a_buffered_reduction():
 
 def test_sums_that_keep_the_last_axis_add_as_numpy_does():
     m = st.dmatrix("m")
-    f = numba_function([m], m.sum(axis=0))
+    f = compile_function([m], m.sum(axis=0), "NUMBA")
     x = np.random.default_rng(3).standard_normal((50, 7)) * 1e6
     for v in (x, x.T.copy().T, x[::-1], x[:, ::2]):
         np.testing.assert_array_equal(f(v), v.sum(axis=0))
@@ -172,14 +165,14 @@ def test_integer_sums_keep_the_plain_loop():
     v = st.lvector("v")
     assert "ufunc_loops" not in kernel_for(v.sum().owner, "k").source
     x = np.arange(-5000, 10001, dtype="int64")
-    assert numba_function([v], v.sum())(x) == x.sum()
+    assert compile_function([v], v.sum(), "NUMBA")(x) == x.sum()
 
 
 def test_pairwise_sum_does_not_drift_like_a_running_sum():
     v = st.dvector("v")
     x = np.full(1_000_000, 0.1)
     running = float(np.add.accumulate(x)[-1])  # a running sum, as a plain loop computes it
-    got = float(numba_function([v], v.sum())(x))
+    got = float(compile_function([v], v.sum(), "NUMBA")(x))
     exact = 100_000.0
     assert abs(got - exact) < abs(running - exact) / 100
     assert got == np.sum(x)
