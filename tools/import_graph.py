@@ -35,7 +35,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("scalar",),
     ("tensor",),
     ("sparse",),
-    ("gradient", "gradient_products", "rewriting"),
+    ("gradient", "rewriting"),
     ("compile",),
     ("printing", "formats"),
     ("notebook",),
