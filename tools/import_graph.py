@@ -36,6 +36,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("tensor",),
     ("sparse",),
     ("gradient", "rewriting"),
+    ("ifelse",),  # symlab.ifelse (PyTensor's path): tensor ops, their gradients and rewrites
     ("compile",),
     ("printing", "formats"),
     ("notebook",),

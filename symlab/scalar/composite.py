@@ -47,6 +47,8 @@ from typing import Any
 import numpy as np
 
 from symlab.graph.basic import Apply, Constant, Variable
+from symlab.graph.fg import FunctionGraph
+from symlab.graph.inner_graph import HasInnerGraph
 from symlab.graph.traversal import io_toposort
 from symlab.scalar.basic import Cast, ScalarOp, as_scalar
 from symlab.scalar.type import ScalarType, np_type_source
@@ -57,7 +59,7 @@ NAME_PART_LIMIT = 400
 NAME_LIMIT = 240
 
 
-class Composite(ScalarOp):
+class Composite(HasInnerGraph, ScalarOp):
     """The scalar computation from ``inputs`` to ``outputs`` (ScalarType variables).
 
     The graph is copied: later changes to the given variables do not affect
@@ -106,6 +108,30 @@ class Composite(ScalarOp):
 
     def __str__(self) -> str:
         return self._name
+
+    # -- the inner graph (HasInnerGraph) ---------------------------------------------------
+    @cached_property
+    def fgraph(self) -> FunctionGraph:  # type: ignore[override]
+        """The inner graph of scalar ops, from ``inputs`` (``i0``...) to ``outputs`` (not a copy: read it only)."""
+        return FunctionGraph(self.inputs, self.outputs, clone=False)
+
+    @property
+    def inner_inputs(self) -> list[Variable]:
+        return list(self.inputs)
+
+    @property
+    def inner_outputs(self) -> list[Variable]:
+        return list(self.outputs)
+
+    def clone(self) -> Composite:
+        """An equal Composite over a fresh copy of the inner graph."""
+        return Composite(self.inputs, self.outputs)
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        for derived in ("fgraph", "_last_uses"):  # rebuilt on demand
+            state.pop(derived, None)
+        return state
 
     # -- dtypes ----------------------------------------------------------------------------
     def output_dtypes(self, *args: Any) -> tuple[str, ...]:

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from symlab.graph.basic import Apply, Variable
+from symlab.graph.inner_graph import HasInnerGraph, InnerSection
 from symlab.graph.null_type import grad_undefined
 from symlab.graph.op import Op
 from symlab.scalar.basic import Cast, ScalarOp
@@ -143,6 +144,23 @@ class Elemwise(Op):
 
     def __str__(self) -> str:
         return f"Elemwise{{{self.scalar_op},{'inplace' if self.inplace_pattern else 'no_inplace'}}}"
+
+    # -- an inner graph, when the scalar op is a fused Composite ----------------------
+    @property
+    def has_inner_graph(self) -> bool:
+        """True for an ``Elemwise`` of an op with an inner graph (a fused ``Composite``)."""
+        return isinstance(self.scalar_op, HasInnerGraph)
+
+    @property
+    def inner_graph_op(self) -> HasInnerGraph | None:
+        """The fused Composite this op applies, or None."""
+        return self.scalar_op if isinstance(self.scalar_op, HasInnerGraph) else None
+
+    def inner_sections(self, node: Apply, fgraph: Any = None) -> list[InnerSection]:
+        """The scalar op's inner graph, its inputs wired to this node's tensors (empty for other ops)."""
+        if not isinstance(self.scalar_op, HasInnerGraph):
+            return []
+        return self.scalar_op.inner_sections(node, fgraph)
 
     # -- building ---------------------------------------------------------------------
     def make_node(self, *inputs: Any) -> Apply:
