@@ -27,6 +27,14 @@ with one value per output, or ``None`` when the linker has no kernel for that
 node. Otherwise the task runs ``node.op.perform``. Inputs that a node
 overwrites (its op's ``destroy_map``) are copied first, so tasks that run in
 parallel never see each other's writes.
+
+Ops with an inner graph are one task each: an ``OpFromGraph`` or a fused
+``Composite`` runs its whole inner graph in its task (the op, and its inner
+graph, travel with the task). An ``ifelse`` is **eager** on Dask: its
+branches are ordinary outer nodes, so Dask computes both before the ifelse
+task picks the values of the chosen one. The values are right, but the
+branch not taken is computed too (and an error in it is raised); for the
+lazy evaluation compile the graph with :func:`symlab.function`.
 """
 
 from __future__ import annotations

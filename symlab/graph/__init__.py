@@ -24,6 +24,7 @@ from symlab.graph.replace import vectorize_graph
 from symlab.graph.traversal import (
     ancestors,
     applys_between,
+    applys_with_inner,
     clone,
     clone_get_equiv,
     clone_replace,
@@ -55,6 +56,7 @@ __all__ = [
     "Variable",
     "ancestors",
     "applys_between",
+    "applys_with_inner",
     "clone",
     "clone_get_equiv",
     "clone_replace",

@@ -15,12 +15,14 @@ they depend only on the graph's structure, never on ids or hashes.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from symlab.graph.basic import Apply, Constant, CycleError, Variable
+from symlab.graph.op import Op, _declares_props
 
 
 def _as_list(graphs: Variable | Iterable[Variable]) -> list[Variable]:
@@ -139,6 +141,7 @@ def clone_get_equiv(
     copy_inputs: bool = True,
     copy_orphans: bool = True,
     memo: dict[Any, Any] | None = None,
+    clone_inner_graphs: bool = False,
 ) -> dict[Any, Any]:
     """Clone the graph between ``inputs`` and ``outputs``; return ``{old: new}``.
 
@@ -146,6 +149,10 @@ def clone_get_equiv(
     copied when ``copy_inputs``; other leaves (constants, ownerless variables
     that are not inputs) when ``copy_orphans``. Entries already in ``memo``
     are used as they are (this is how :func:`clone_replace` substitutes).
+    With ``clone_inner_graphs`` (PyTensor's parameter) a node whose op has an
+    inner graph gets a copy of the op (``op.clone()``, see
+    :func:`clone_inner_op`), so rewriting the copy's inner graph leaves the
+    original as it was; otherwise the new nodes share the ops.
     """
     memo = {} if memo is None else memo
     inputs = list(inputs)
@@ -153,13 +160,19 @@ def clone_get_equiv(
     for inp in inputs:
         if inp not in memo:
             memo[inp] = inp.clone() if copy_inputs else inp
+    op_copies: dict[int, Any] = {}  # one copy per op object: nodes that shared an op share its copy
     for node in io_toposort(inputs, outputs):
         new_inputs = []
         for inp in node.inputs:
             if inp not in memo:
                 memo[inp] = inp.clone() if copy_orphans else inp
             new_inputs.append(memo[inp])
-        new_node = Apply(node.op, new_inputs, [o.clone() for o in node.outputs])
+        op = node.op
+        if clone_inner_graphs and owns_inner_graph(op):
+            if id(op) not in op_copies:
+                op_copies[id(op)] = clone_inner_op(op)
+            op = op_copies[id(op)]
+        new_node = Apply(op, new_inputs, [o.clone() for o in node.outputs])
         new_node.tag.update(node.tag)
         memo[node] = new_node
         for old, new in zip(node.outputs, new_node.outputs):
@@ -175,15 +188,103 @@ def clone(
     outputs: Sequence[Variable],
     copy_inputs: bool = True,
     copy_orphans: bool | None = None,
+    clone_inner_graphs: bool = False,
 ) -> tuple[list[Variable], list[Variable]]:
     """Copy the graph from ``inputs`` to ``outputs``; return the new inputs and outputs.
 
-    ``copy_orphans`` defaults to ``copy_inputs``.
+    ``copy_orphans`` defaults to ``copy_inputs``; ``clone_inner_graphs`` also
+    copies the ops that have an inner graph (see :func:`clone_get_equiv`).
+
+    >>> import symlab.scalar as ss
+    >>> import symlab.tensor as st
+    >>> from symlab.scalar.composite import Composite
+    >>> from symlab.tensor.elemwise import Elemwise
+    >>> a = ss.float64("a")
+    >>> x = st.dvector("x")
+    >>> y = Elemwise(Composite([a], [ss.exp(a)]))(x)
+    >>> _, [shared] = clone([x], [y])
+    >>> _, [copied] = clone([x], [y], clone_inner_graphs=True)
+    >>> shared.owner.op is y.owner.op, copied.owner.op is y.owner.op, copied.owner.op == y.owner.op
+    (True, False, True)
+    >>> copied.owner.op.scalar_op.inner_outputs[0] is y.owner.op.scalar_op.inner_outputs[0]
+    False
     """
     if copy_orphans is None:
         copy_orphans = copy_inputs
-    equiv = clone_get_equiv(inputs, outputs, copy_inputs, copy_orphans)
+    equiv = clone_get_equiv(inputs, outputs, copy_inputs, copy_orphans, clone_inner_graphs=clone_inner_graphs)
     return [equiv[i] for i in inputs], [equiv[o] for o in outputs]
+
+
+def owns_inner_graph(op: Any) -> bool:
+    """True when ``op`` carries a graph of its own: a ``HasInnerGraph`` op, or an ``Elemwise`` of one.
+
+    An ``ifelse`` opens to branches too, but they are regions of the outer
+    graph, not a graph of its own: False.
+    """
+    if not getattr(op, "has_inner_graph", False):
+        return False
+    inner = op if hasattr(type(op), "inner_outputs") else getattr(op, "scalar_op", None)
+    return callable(getattr(inner, "clone", None)) and hasattr(type(inner), "inner_outputs")
+
+
+def clone_inner_op(op: Any) -> Any:
+    """A copy of ``op`` over a copy of its inner graph (``op.clone()``; an ``Elemwise`` copies its scalar op)."""
+    if not owns_inner_graph(op):
+        raise TypeError(f"clone_inner_op expects an op with an inner graph of its own, received {op!r}")
+    if hasattr(type(op), "inner_outputs"):
+        return op.clone()
+    new = copy.copy(op)  # an Elemwise of a Composite: the same op over a copy of its scalar op
+    new.scalar_op = op.scalar_op.clone()
+    return new
+
+
+def _inner_graph_of(op: Any) -> tuple[list[Variable], list[Variable]] | None:
+    """``(inner_inputs, inner_outputs)`` of an op with a graph of its own (an ``Elemwise``: its scalar op's)."""
+    if not owns_inner_graph(op):
+        return None
+    inner = op if hasattr(type(op), "inner_outputs") else op.scalar_op
+    return list(inner.inner_inputs), list(inner.inner_outputs)
+
+
+def applys_with_inner(
+    outputs: Variable | Iterable[Variable], fgraph: Any = None
+) -> Iterator[tuple[tuple[Apply, ...], Apply]]:
+    """Yield ``(path, node)`` for every Apply node of ``outputs``' graph and of the inner graphs in it.
+
+    ``path`` is the tuple of nodes whose inner graphs hold ``node``, outermost
+    first (``()`` for a node of the outer graph; its length is the depth). A
+    node is followed by the nodes of its inner graphs, each graph in an order
+    that runs it, so a nested graph is walked inside its node, however deep.
+    Only graphs an op owns are opened: an ``ifelse``'s branches are outer
+    nodes and are met in the outer graph. ``fgraph`` is passed to
+    ``op.inner_sections``.
+
+    >>> import symlab.scalar as ss
+    >>> import symlab.tensor as st
+    >>> from symlab.scalar.composite import Composite
+    >>> from symlab.tensor.elemwise import Elemwise
+    >>> a = ss.float64("a")
+    >>> x = st.dvector("x")
+    >>> y = Elemwise(Composite([a], [ss.exp(ss.neg(a))]))(x) * 2
+    >>> [(len(path), str(node.op)) for path, node in applys_with_inner([y])]  # doctest: +NORMALIZE_WHITESPACE
+    [(0, 'Elemwise{Composite{exp((-i0))},no_inplace}'), (1, 'neg'), (1, 'exp'), (0, 'DimShuffle{x}'),
+     (0, 'Elemwise{mul,no_inplace}')]
+    """
+    outs = _as_list(outputs)
+    stack: list[tuple[tuple[Apply, ...], Iterator[Apply]]] = [((), iter(io_toposort(graph_inputs(outs), outs)))]
+    while stack:
+        path, nodes = stack[-1]
+        node = next(nodes, None)
+        if node is None:
+            stack.pop()
+            continue
+        yield path, node
+        if not owns_inner_graph(node.op):
+            continue
+        sections = node.op.inner_sections(node, fgraph)
+        inner = [n for section in sections if section.owned for n in section.nodes]
+        if inner:
+            stack.append(((*path, node), iter(inner)))
 
 
 def clone_replace(
@@ -224,7 +325,29 @@ def equal_computations(
     Two variables are the same computation when they are corresponding
     entries of ``in_xs``/``in_ys``, the same object, equal constants, or
     outputs of the same index of equal ops applied to the same computations.
+    Ops with an inner graph are equal when ``==`` says so (``Composite``
+    compares its computation); two distinct ops of a class that does not
+    define equality (no ``__props__``, no ``__eq__``) are equal when their
+    inner graphs are equal computations, compared the same way, nested
+    graphs included.
+
+    >>> import symlab.tensor as st
+    >>> x, y = st.dvectors("x", "y")
+    >>> equal_computations([st.exp(x) + 1], [st.exp(x) + 1]), equal_computations([x + 1], [y + 1])
+    (True, False)
+    >>> equal_computations([x + 1], [y + 1], [x], [y])
+    True
     """
+    return _equal_computations(xs, ys, in_xs, in_ys, set())
+
+
+def _equal_computations(
+    xs: Sequence[Variable],
+    ys: Sequence[Variable],
+    in_xs: Sequence[Variable] | None,
+    in_ys: Sequence[Variable] | None,
+    comparing: set[tuple[int, int]],
+) -> bool:
     xs, ys = list(xs), list(ys)
     in_xs, in_ys = list(in_xs or ()), list(in_ys or ())
     if len(xs) != len(ys) or len(in_xs) != len(in_ys):
@@ -254,10 +377,36 @@ def equal_computations(
         nx, ny = x.owner, y.owner
         if nx is None or ny is None:
             return False  # two different free variables
-        if x.index != y.index or nx.op != ny.op or len(nx.inputs) != len(ny.inputs):
+        if x.index != y.index or len(nx.inputs) != len(ny.inputs) or len(nx.outputs) != len(ny.outputs):
+            return False
+        if not _equal_ops(nx.op, ny.op, comparing):
             return False
         stack.extend(zip(nx.inputs, ny.inputs))
     return True
+
+
+def _equal_ops(a: Any, b: Any, comparing: set[tuple[int, int]]) -> bool:
+    """``a == b``, or, for two ops of a class without its own equality, equal inner graphs."""
+    if a == b:
+        return True
+    if type(a) is not type(b) or _defines_equality(type(a)):
+        return False
+    graph_a, graph_b = _inner_graph_of(a), _inner_graph_of(b)
+    if graph_a is None or graph_b is None:
+        return False
+    key = (id(a), id(b))
+    if key in comparing:  # an inner graph that holds its own op: assume equal while comparing it
+        return True
+    comparing.add(key)
+    try:
+        return _equal_computations(graph_a[1], graph_b[1], graph_a[0], graph_b[0], comparing)
+    finally:
+        comparing.discard(key)
+
+
+def _defines_equality(cls: type) -> bool:
+    """True when ``cls`` says itself when two ops are equal (``__props__`` or an ``__eq__`` of its own)."""
+    return cls.__eq__ is not Op.__eq__ or _declares_props(cls)
 
 
 def _same_data(a: Any, b: Any) -> bool:

@@ -39,8 +39,9 @@ from typing import IO, Any
 
 from symlab.graph.basic import Apply, Variable
 from symlab.graph.display import register_text_printer
+from symlab.printing.inner_graphs_text import inner_mode as _inner_mode
+from symlab.printing.inner_graphs_text import write_inline, write_with_section
 from symlab.printing.subject import GRAPH_KINDS, subject_of
-from symlab.scalar.composite import Composite
 
 _IDS = ("CHAR", "id", "int", "")
 
@@ -75,6 +76,8 @@ def debugprint(
     print_shape: bool = False,
     print_destroy_map: bool = False,
     print_view_map: bool = False,
+    inner: str | None = None,
+    print_inner_graphs: bool | str = "auto",
 ) -> Any:
     """Print the graph(s) of ``obj`` as an indented tree.
 
@@ -105,6 +108,20 @@ def debugprint(
     print_destroy_map, print_view_map
         add the op's ``destroy_map`` / ``view_map`` when it has one: which
         inputs an output overwrites, or is a view of.
+    inner
+        where the inner graphs of ops that have one (a fused ``Composite``,
+        an ``OpFromGraph``, nested ones too) are printed: ``"section"``
+        (PyTensor's layout: after the outer graph, under ``Inner graphs:``,
+        each op once with the ids of its nodes, its lines after ``" >"``),
+        ``"inline"`` (right under the node, indented after ``" >"``, each
+        inner input followed by ``← `` and the outer variable it receives;
+        the lines of an ``ifelse`` branch end with ``(then)`` or ``(else)``,
+        its condition's with ``(condition)``)
+        or ``"none"``. An ``ifelse``'s branches are outer nodes: it prints as
+        an ordinary node.
+    print_inner_graphs
+        PyTensor's switch: ``False`` is ``inner="none"``; ``True`` and
+        ``"auto"`` leave ``inner`` (default ``"section"``).
 
     >>> import symlab.tensor as st
     >>> v = st.dvector("v")
@@ -121,6 +138,7 @@ def debugprint(
         raise ValueError(f"debugprint: ids must be one of {_IDS}, received {ids!r}")
     if not isinstance(depth, int) or isinstance(depth, bool):
         raise TypeError(f"debugprint: depth must be an int, received {type(depth).__name__}")
+    mode = _inner_mode(inner, print_inner_graphs)
     subject = subject_of(obj, "debugprint", GRAPH_KINDS)
     topo: dict[Apply, int] = {}  # a compiled function's nodes print their position in its execution order
     if subject.kind == "function":
@@ -137,28 +155,16 @@ def debugprint(
         out = file
 
     id_text = _Ids(ids)
-    write = out.write
-    inner_graphs: list[Apply] = []  # fused nodes met, whose Composite inner graphs follow the outer graph
 
-    def walk(variables: list[Variable], margin: str) -> None:
-        lines = debug_lines(variables, id_text, margin=margin, depth=depth, print_type=print_type,
-                            stop_on_name=stop_on_name, print_shape=print_shape, print_destroy_map=print_destroy_map,
-                            print_view_map=print_view_map, topo=topo)
-        for line in lines:
-            write(line.prefix + line.text + "\n")
-            if line.expanded and _composite_of(line.var.owner) is not None:
-                inner_graphs.append(line.var.owner)
+    def lines(roots: list[Variable], margin: str) -> Iterator[DebugLine]:
+        return debug_lines(roots, id_text, margin=margin, depth=depth, print_type=print_type,
+                           stop_on_name=stop_on_name, print_shape=print_shape, print_destroy_map=print_destroy_map,
+                           print_view_map=print_view_map, topo=topo)
 
-    walk(variables, "")
-    # Fused Composite inner graphs are printed below the outer graph, each after
-    # its node's line, with " >" before every line of the inner graph.
-    if inner_graphs:
-        write("\nInner graphs:\n")
-    for node in inner_graphs:
-        composite = _composite_of(node)
-        id_str, _ = id_text(node)
-        write("\n" + " ".join(p for p in (str(node.op), id_str) if p) + "\n")
-        walk(list(composite.outputs), " >")
+    if mode == "inline":
+        write_inline(out.write, variables, lines, id_text)
+    else:
+        write_with_section(out.write, variables, lines, id_text, sections=mode == "section")
 
     if file == "str":
         return out.getvalue()  # type: ignore[union-attr]
@@ -183,7 +189,10 @@ class DebugLine:
     a compiled function's execution position (or ``""``). ``repeat``: its
     node (or leaf) was printed above; ``expanded``: the walk goes on into
     the node's inputs (a node met for the first time, not stopped by
-    ``stop_on_name``). :attr:`text` is the line as debugprint writes it.
+    ``stop_on_name``). ``children_prefix`` is the text before the lines
+    of the node's inputs, without their ``" |"`` (an inner graph printed
+    inline under the node starts from it). :attr:`text` is the line as
+    debugprint writes it.
     """
 
     var: Variable
@@ -197,6 +206,7 @@ class DebugLine:
     position: str
     repeat: bool
     expanded: bool
+    children_prefix: str = ""
 
     @property
     def text(self) -> str:
@@ -209,17 +219,21 @@ class DebugLine:
 
 class _Ids:
     """The ids of :func:`debugprint` (``ids`` is one of its modes): called with a node or a leaf, it answers
-    ``("[id X]" or "", whether it was met before)``, giving ids in the order objects are met."""
+    ``("[id X]" or "", whether it was met before)``, giving ids in the order objects are met.
+    :meth:`reserve` gives an object its id without meeting it (a wiring names an outer variable
+    before the walk prints it)."""
 
     def __init__(self, ids: str) -> None:
         self.ids = ids
         self.done: dict[int, str] = {}  # id(node or leaf) -> its id text
+        self.met: set[int] = set()  # the objects printed so far
         self.keep: list[Any] = []  # keeps the keyed objects alive, so their id()s stay unique
 
-    def __call__(self, key_obj: Any) -> tuple[str, bool]:
+    def reserve(self, key_obj: Any) -> str:
+        """The id text of ``key_obj``, given now if it has none, without counting it as met."""
         key = id(key_obj)
         if key in self.done:
-            return self.done[key], True
+            return self.done[key]
         if self.ids == "CHAR":
             text = f"[id {char_from_number(len(self.done))}]"
         elif self.ids == "int":
@@ -230,7 +244,13 @@ class _Ids:
             text = ""
         self.done[key] = text
         self.keep.append(key_obj)
-        return text, False
+        return text
+
+    def __call__(self, key_obj: Any) -> tuple[str, bool]:
+        text = self.reserve(key_obj)
+        already = id(key_obj) in self.met
+        self.met.add(id(key_obj))
+        return text, already
 
 
 def debug_lines(
@@ -284,6 +304,7 @@ def debug_lines(
         prefix = margin + ("".join(path) + " |" if level else "")
         if level:
             path.append(segment)
+        children_prefix = margin + "".join(path)
         type_text = f"<{var.type}>" if print_type else ""
         if print_shape:
             shape = getattr(var.type, "shape", None)
@@ -304,18 +325,12 @@ def debug_lines(
             maps += f" -> view_map={dict(node.op.view_map)}"
         position = f"   {topo[node]}" if node in topo else ""
         expanded = not already and not (stop_on_name and var.name is not None)
-        yield DebugLine(var, level, prefix, label, id_str, type_text, var.name, maps, position, already, expanded)
+        yield DebugLine(var, level, prefix, label, id_str, type_text, var.name, maps, position, already, expanded,
+                        children_prefix)
         if expanded:
             last = len(node.inputs) - 1
             for i in range(last, -1, -1):
                 stack.append((node.inputs[i], level + 1, " |" if i < last else "  ", left - 1))
-
-
-def _composite_of(node: Apply) -> Any:
-    """The Composite scalar op computed by ``node`` (an ``Elemwise`` of one, or one itself), or None."""
-    op = node.op
-    op = getattr(op, "scalar_op", op)
-    return op if isinstance(op, Composite) else None
 
 
 # ``x.dprint()``, ``fgraph.dprint()`` and ``f.dprint()`` print through the display registry of the graph layer.

@@ -14,6 +14,15 @@ constant broadcast by a ``DimShuffle`` prints as the constant itself:
 >>> pprint(-x)
 '(-x)'
 
+An ``ifelse`` prints as a call, an ``OpFromGraph`` by its name:
+
+>>> from symlab.compile.builders import OpFromGraph
+>>> from symlab.ifelse import ifelse
+>>> a, b = st.dscalars("a", "b")
+>>> axpy = OpFromGraph([a, b], [a + 2 * b], name="axpy")
+>>> pprint(ifelse(st.lt(a, b), axpy(a, b), st.exp(a)))
+'ifelse((a < b), axpy(a, b), exp(a))'
+
 The walk uses an explicit stack, so a graph of any depth prints. The text of
 a shared subgraph is repeated at each use; a subexpression longer than
 ``max_chars`` is shown as ``…`` in its parent, so sharing cannot make the
@@ -139,6 +148,14 @@ def _axis_text(axis: Any) -> str:
     return str(axis)
 
 
+def _ifelse_text(n_outs: int, args: list[str]) -> str:
+    """``ifelse(cond, then, else)``; with several outputs each branch is a tuple: ``ifelse(c, (a, b), (d, e))``."""
+    then_args, else_args = args[1 : 1 + n_outs], args[1 + n_outs :]
+    if n_outs == 1:
+        return f"ifelse({args[0]}, {then_args[0]}, {else_args[0]})"
+    return f"ifelse({args[0]}, ({', '.join(then_args)}), ({', '.join(else_args)}))"
+
+
 def _format(var: Variable, args: list[str]) -> str:
     node = var.owner
     if node is None:
@@ -147,10 +164,16 @@ def _format(var: Variable, args: list[str]) -> str:
     if constant is not None:
         return leaf_text(constant)
     op = node.op
+    from symlab.compile.builders import OpFromGraph
+    from symlab.ifelse.op import IfElse
     from symlab.tensor.elemwise import DimShuffle, Elemwise
     from symlab.tensor.reduction import Reduce
 
     suffix = f".{var.index}" if len(node.outputs) > 1 else ""
+    if isinstance(op, IfElse):
+        return _ifelse_text(op.n_outs, args) + suffix
+    if isinstance(op, OpFromGraph):  # its name (or OpFromGraph), without the {inline=...} of its str
+        return f"{op.user_name if op.user_name is not None else 'OpFromGraph'}({', '.join(args)}){suffix}"
     if isinstance(op, Elemwise):
         scalar_op = op.scalar_op
         symbol = getattr(scalar_op, "symbol", None)
