@@ -36,6 +36,7 @@ _LAZY = {
     "Out": ("symlab.compile", "Out"),
     "get_mode": ("symlab.compile", "get_mode"),
     "sparse": ("symlab.sparse", None),
+    "OpFromGraph": ("symlab.compile.builders", "OpFromGraph"),
 }
 
 
@@ -58,4 +59,4 @@ def __dir__() -> list[str]:
 
 __all__ = ["config", "dprint", "pp", "pprint", "gof", "grad", "graph", "notebook", "printing", "scalar", "tensor", "view",
            "__version__"]
-__all__ += ["In", "Out", "compile", "formats", "function", "get_mode", "shared", "sparse"]
+__all__ += ["In", "OpFromGraph", "Out", "compile", "formats", "function", "get_mode", "shared", "sparse"]

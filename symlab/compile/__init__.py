@@ -8,7 +8,7 @@
 :mod:`~symlab.compile.linker_numpy` (the NumPy backend),
 :mod:`~symlab.compile.debugmode`, :mod:`~symlab.compile.nanguard` and
 :mod:`~symlab.compile.profiling`; ``wait_all`` waits for the background compiles under way
-(:func:`~symlab.compile.numba.background.wait_all`).
+(:func:`~symlab.compile.numba.background.wait_all`); :mod:`~symlab.compile.builders` (``OpFromGraph``).
 
 >>> import symlab
 >>> import symlab.tensor as st
@@ -28,6 +28,8 @@ from symlab.compile.debugmode import DebugModeError
 from symlab.compile.nanguard import NanGuardError
 from symlab.compile.function import Function, FunctionMaker, UnusedInputError, function
 from symlab.compile.numba.background import wait_all
+from symlab.compile.builders import OpFromGraph
+from symlab.compile import builders_rewrites  # noqa: F401 - registers the OpFromGraph rewrites
 
 __all__ = [
     "DebugMode",
@@ -39,6 +41,7 @@ __all__ = [
     "MonitorMode",
     "NanGuardError",
     "NanGuardMode",
+    "OpFromGraph",
     "Out",
     "ProfileStats",
     "SharedVariable",

@@ -79,7 +79,7 @@ class MergeOptimizer(GraphRewriter):
             if first not in fgraph:
                 kept[key] = node
                 continue
-            pairs = list(zip(node.outputs, first.outputs))
+            pairs = [(o, f) for o, f in zip(node.outputs, first.outputs) if fgraph.clients.get(o)]  # an unused output goes with its node
             if ctx.replace(self, pairs, node=node, reason="same op, same inputs"):
                 changed = True
         return changed

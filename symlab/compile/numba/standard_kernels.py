@@ -24,6 +24,7 @@ def load_standard_kernels() -> None:
         kernels_alloc,
         kernels_conv,
         kernels_elemwise,
+        kernels_inner_graph,
         kernels_join,
         kernels_pool,
         kernels_products,
