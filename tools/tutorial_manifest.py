@@ -26,7 +26,6 @@ PAGE_ERROR = "fails in PyTensor too: "
 EXCLUDED: dict[str, str] = {
     "adding:1": PAGE_ERROR + "uses pt before the page imports it",
     "adding:4": PAGE_ERROR + "uses the name pytensor, which the page never imports",
-    "conditions:1": IFELSE,
     "debug_faq:4": PAGE_ERROR + "detect_nan only looks at outputs that are not ndarrays, so it "
     "never prints the NaN the page shows",
     "debug_faq:8": FRAGMENT,

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from symlab.compile.debug_errors import BadRewrite, show_value
+from symlab.compile.lazy_plan import nodes_to_run
 from symlab.compile.linker_numpy import copy_value
 from symlab.graph.basic import Apply, Constant, Variable
 from symlab.graph.fg import FunctionGraph
@@ -54,8 +55,8 @@ def tolerances(outputs: Sequence[Variable]) -> tuple[float | None, float | None]
 def run_all(fgraph: FunctionGraph, input_values: Sequence[Any]) -> dict[Variable, Any]:
     """Values of every variable of ``fgraph`` (inputs are copied first), nodes in ``toposort()`` order."""
     values: dict[Variable, Any] = {v: copy_value(x) for v, x in zip(fgraph.inputs, input_values)}
-    for node in fgraph.toposort():
-        args = [inp.data if isinstance(inp, Constant) else values[inp] for inp in node.inputs]
+    for node in nodes_to_run(fgraph.toposort(), fgraph.outputs, lambda v: v.data if isinstance(v, Constant) else values[v]):
+        args = [inp.data if isinstance(inp, Constant) else values.get(inp) for inp in node.inputs]  # None: skipped
         cells: list[list[Any]] = [[None] for _ in node.outputs]
         node.op.perform(node, args, cells)
         for out, cell in zip(node.outputs, cells):
@@ -143,9 +144,9 @@ def run_wide(fgraph: FunctionGraph, input_values: Sequence[Any], rng: np.random.
     True
     """
     values: dict[Variable, Any] = {v: widen(copy_value(x)) for v, x in zip(fgraph.inputs, input_values)}
-    for node in fgraph.toposort():
+    for node in nodes_to_run(fgraph.toposort(), fgraph.outputs, lambda v: v.data if isinstance(v, Constant) else values[v]):
         args = [widen(np.asarray(inp.data)) if isinstance(inp, Constant) and np.asarray(inp.data).dtype.kind == "f"
-                else inp.data if isinstance(inp, Constant) else values[inp] for inp in node.inputs]
+                else inp.data if isinstance(inp, Constant) else values.get(inp) for inp in node.inputs]
         for out, value in zip(node.outputs, _perform_wide(node, args)):
             if rng is not None and _is_float(out) and isinstance(value, (np.ndarray, np.generic)) \
                     and value.dtype.kind == "f":

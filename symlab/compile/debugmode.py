@@ -141,7 +141,7 @@ class DebugRunner(NumpyRunner):
     # -- per node -----------------------------------------------------------------------
     def execute(self) -> None:
         stats = self.profile.nodes if self.profile is not None else None
-        for k, (perform, node, ins, outs) in enumerate(self.thunks):
+        for k, (perform, node, ins, outs) in self.scheduled():
             args = [c[0] for c in ins]
             originals = [copy_value(a) for a in args]
             self.run_node(k, perform, node, args, outs, stats)  # timed alone, without the checks
@@ -242,6 +242,8 @@ class DebugRunner(NumpyRunner):
 
         if not all(hasattr(out.type, "ndim") for out in node.outputs):
             return
+        if any(a is None and hasattr(i.type, "ndim") for i, a in zip(node.inputs, originals)):
+            return  # an ifelse's branch the lazy run skipped: its shape is unknown, and not needed
         shapes = [tuple(constant(d, dtype="int64") for d in np.shape(a)) for a in originals]
         try:
             inferred = node.op.infer_shape(self.fgraph, node, shapes)

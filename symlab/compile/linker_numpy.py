@@ -24,6 +24,20 @@ decided once, when the runner is built:
 >>> t, twice = run([value])
 >>> np.shares_memory(t, value), twice.tolist()
 (False, [[0.0, 2.0], [4.0, 6.0]])
+
+A graph with an ``ifelse`` runs lazily: the runner follows the graph's
+:class:`~symlab.compile.lazy_plan.LazyPlan`, and the nodes only the branch not
+taken needs are skipped (their cells stay empty):
+
+>>> import symlab.tensor as st
+>>> from symlab.ifelse import ifelse
+>>> c = st.iscalar("c")
+>>> fg = FunctionGraph([c, x], [ifelse(c, st.exp(x).sum(), (x * 2.0).sum())])
+>>> run = NumpyLinker().make_runner(fg)
+>>> float(run([np.array(0, dtype="int32"), np.ones((2, 2))])[0])
+8.0
+>>> [str(run.nodes[k].op) for k in run.last_skipped]  # the then branch was not computed
+['Elemwise{exp,no_inplace}', 'Sum{acc_dtype=float64}']
 """
 
 from __future__ import annotations
@@ -31,12 +45,14 @@ from __future__ import annotations
 import os
 import threading
 import weakref
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from time import perf_counter
 from typing import Any
 
+from symlab.compile.lazy_plan import GUARD, LazyPlan, lazy_plan
 from symlab.graph.basic import Apply, Constant, Variable
 from symlab.graph.fg import FunctionGraph
+from symlab.ifelse.op import truth
 
 Cell = list  # a one-element list: ``cell[0]`` is the value
 
@@ -146,6 +162,16 @@ class NumpyRunner:
             for node in self.nodes
         ]
         self.output_cells = [cell(v) for v in fgraph.outputs]
+        #: The lazy plan: each ifelse branch's region runs only when its condition chooses it.
+        self.plan: LazyPlan = lazy_plan(self.nodes, fgraph.outputs)
+        self._program: list[tuple[Any, ...]] | None = (
+            [(kind, *rest[:1], cell(rest[1]), *rest[2:]) if kind == GUARD else (kind, *rest)
+             for kind, *rest in self.plan.program]
+            if self.plan.lazy
+            else None
+        )
+        #: The toposort indices of the nodes the last call skipped (branches not taken).
+        self.last_skipped: list[int] = []
         self.copied_outputs = outputs_to_copy(fgraph, borrow_outputs)
         self._temporary = [c for c in storage.values() if id(c) not in constants]
         self._lock = threading.RLock()  # re-entrant: a perform that calls this runner again does not deadlock
@@ -169,10 +195,43 @@ class NumpyRunner:
     profile: Any = None
 
     def execute(self) -> None:
-        """Run every node once, in order, reading and writing the storage cells."""
+        """Run the nodes the call needs once, in the plan's order, reading and writing the storage cells."""
         stats = self.profile.nodes if self.profile is not None else None
-        for k, (perform, node, ins, outs) in enumerate(self.thunks):
+        for k, (perform, node, ins, outs) in self.scheduled():
             self.run_node(k, perform, node, [c[0] for c in ins], outs, stats)
+
+    def scheduled(self) -> Iterator[tuple[int, tuple[Any, Apply, list[Cell], list[Cell]]]]:
+        """``(toposort index, thunk)`` of each node to run now, in run order, skipping the branches not taken.
+
+        A generator: a guard reads its condition's cell when the run reaches it, after the nodes before it
+        ran. Each subclass's :meth:`execute` loops over it, so every runner is lazy the same way. The
+        indices skipped are kept in :attr:`last_skipped` and, with a profile, counted per node.
+        """
+        program = self._program
+        if program is None:
+            self.last_skipped = []
+            yield from enumerate(self.thunks)
+            return
+        thunks = self.thunks
+        skipped: list[int] = []
+        p, end = 0, len(program)
+        while p < end:
+            step = program[p]
+            if step[0] == GUARD:
+                _kind, _guard, cond_cell, taken_when, after = step
+                if truth(cond_cell[0]) != taken_when:
+                    skipped.extend(s[1] for s in program[p + 1 : after] if s[0] != GUARD)
+                    p = after
+                    continue
+            else:
+                k = step[1]
+                yield k, thunks[k]
+            p += 1
+        self.last_skipped = skipped
+        if self.profile is not None:
+            stats = self.profile.nodes
+            for k in skipped:
+                stats[k].skipped += 1
 
     def run_node(self, k: int, perform: Any, node: Apply, args: list[Any], outs: list[list[Any]], stats: Any) -> None:
         """Run node ``k``: an error names the node and its inputs; with ``stats``, its time goes to ``stats[k]``."""

@@ -17,6 +17,11 @@ its Numba backend:
 
 >>> type(Mode(linker="vm").make_linker()).__name__, type(Mode(linker="cvm").make_linker()).__name__
 ('NumpyLinker', 'NumbaLinker')
+
+In PyTensor ``"vm"`` and ``"cvm"`` are the *lazy* linkers, the ones that run only the branch an
+``ifelse`` chooses (conditions.rst). Both symlab backends are lazy (each follows the graph's
+:mod:`~symlab.compile.lazy_plan`): ``Mode(linker="vm")`` runs the chosen branch node by node with
+NumPy, ``Mode(linker="cvm")`` in the Numba code, inside an ``if`` block.
 """
 
 from __future__ import annotations

@@ -55,7 +55,7 @@ class MonitorRunner(NumpyRunner):
 
     def execute(self) -> None:
         stats = self.profile.nodes if self.profile is not None else None
-        for k, (perform, node, ins, outs) in enumerate(self.thunks):
+        for k, (perform, node, ins, outs) in self.scheduled():
             cells = NodeCells(ins, outs)
             if self.pre_func is not None:
                 self.pre_func(self.fgraph, k, node, cells)

@@ -88,7 +88,7 @@ class NanGuardRunner(NumpyRunner):
 
     def execute(self) -> None:
         stats = self.profile.nodes if self.profile is not None else None
-        for k, (perform, node, ins, outs) in enumerate(self.thunks):
+        for k, (perform, node, ins, outs) in self.scheduled():
             args = [c[0] for c in ins]
             self.run_node(k, perform, node, args, outs, stats)
             for j, cell in enumerate(outs):

@@ -65,6 +65,8 @@ class NodeStats:
     seconds: float = 0.0
     #: The name of the function the node belongs to (its profile's name).
     function: str = ""
+    #: Calls that did not run this node: it is in a branch of an ``ifelse`` the condition did not take.
+    skipped: int = 0
 
 
 @dataclass
@@ -230,6 +232,11 @@ class ProfileStats:
         parts["other"] = self.call_seconds - sum(parts.values())
         return parts
 
+    @property
+    def skipped_runs(self) -> int:
+        """Node runs the calls did not do: nodes of ``ifelse`` branches not taken (see :class:`NodeStats`)."""
+        return sum(s.skipped for s in self.nodes)
+
     def by_op(self) -> dict[str, tuple[int, float]]:
         """``{op: (calls, seconds)}`` summed over the nodes of each op, slowest first."""
         out: dict[str, list[float]] = {}
@@ -279,17 +286,31 @@ class ProfileStats:
             lines.append("    <% calls>  <seconds>  <calls>  op")
             for op, (calls, seconds) in self.by_op().items():
                 lines.append(f"    {100 * seconds / total:>8.1f}%  {seconds:>9.6f}  {calls:>7}  {op}")
+        lazy = [s for s in self.nodes if s.skipped]
+        if lazy:
+            runs = sum(s.skipped for s in lazy)
+            lines.append(
+                f"  lazy ifelse: {len(lazy)} node{'s' if len(lazy) != 1 else ''} skipped in some calls "
+                f"({runs} node run{'s' if runs != 1 else ''} not done: branches not taken)"
+            )
         if self.nodes:
             lines.append("  nodes (slowest first):")
             lines.append("    <% calls>  <seconds>  <calls>  <index>  node" + ("  (function)" if combined else ""))
             ranked = sorted(self.nodes, key=lambda s: -s.seconds)[:n_nodes]
             for s in ranked:
                 where = f"  ({s.function})" if combined else ""
+                skipped = f"  [skipped {s.skipped}]" if s.skipped else ""
                 lines.append(
-                    f"    {100 * s.seconds / total:>8.1f}%  {s.seconds:>9.6f}  {s.calls:>7}  {s.index:>7}  {s.node}{where}"
+                    f"    {100 * s.seconds / total:>8.1f}%  {s.seconds:>9.6f}  {s.calls:>7}  {s.index:>7}  {s.node}"
+                    f"{where}{skipped}"
                 )
             if len(self.nodes) > n_nodes:
                 lines.append(f"    ... {len(self.nodes) - n_nodes} more nodes")
+            hidden = [s for s in lazy if s not in ranked]
+            if hidden:
+                lines.append("  skipped nodes not listed above (<calls>  <skipped>  <index>  node):")
+                for s in hidden:
+                    lines.append(f"    {s.calls:>7}  {s.skipped:>9}  {s.index:>7}  {s.node}")
         return "\n".join(lines)
 
     def __str__(self) -> str:

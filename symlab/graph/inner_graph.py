@@ -137,6 +137,29 @@ def inner_sections(node: Apply, fgraph: FunctionGraph | None = None) -> list[Inn
     return list(node.op.inner_sections(node, fgraph))
 
 
+def branch_lanes(fgraph: FunctionGraph, nodes: Sequence[Apply]) -> dict[Apply, tuple[int, str]]:
+    """For each node that only one lazy branch needs, that branch: ``(position of its ifelse, label)``.
+
+    ``nodes`` is ``fgraph``'s topological order. A node in nested branches gets the innermost one (the
+    smallest region holding it). Nodes that no branch owns are not in the mapping. Rewrites that would tie
+    nodes of two lanes together (fusing them; one overwriting a value the other reads) leave them apart,
+    so the lazy run can still skip a branch.
+    """
+    lanes: dict[Apply, tuple[int, str]] = {}
+    sizes: dict[Apply, int] = {}
+    for k, node in enumerate(nodes):
+        if not has_inner_graph(node.op) or getattr(node.op, "inner_graph_op", None) is not None:
+            continue  # ops that own their graph (Composite, OpFromGraph) have no region of the outer graph
+        for section in inner_sections(node, fgraph):
+            if section.owned:
+                continue
+            for member in section.nodes:
+                if member not in sizes or len(section.nodes) < sizes[member]:
+                    sizes[member] = len(section.nodes)
+                    lanes[member] = (k, section.label)
+    return lanes
+
+
 def inner_ops(outputs: Sequence[Variable]) -> list[Op]:
     """Every op holding an inner graph reachable from ``outputs``, inner graphs included, outermost first.
 
@@ -163,4 +186,4 @@ def inner_ops(outputs: Sequence[Variable]) -> list[Op]:
     return found
 
 
-__all__ = ["HasInnerGraph", "InnerSection", "has_inner_graph", "inner_ops", "inner_sections"]
+__all__ = ["HasInnerGraph", "InnerSection", "branch_lanes", "has_inner_graph", "inner_ops", "inner_sections"]

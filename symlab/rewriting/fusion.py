@@ -24,7 +24,11 @@ Which nodes form a region:
   computes and something outside also uses (or a graph output) becomes an
   extra output of the fused node;
 * never so that the fused node would depend on itself: a region that a
-  path leaves (through a ``Sum``, say) and re-enters is not formed.
+  path leaves (through a ``Sum``, say) and re-enters is not formed;
+* within one lazy branch: a node that only one branch of an ``ifelse`` needs
+  (:func:`~symlab.graph.inner_graph.inner_sections`, the sections not owned)
+  is fused only with nodes of that same branch, so that fusing never makes a
+  branch's work run when the branch is not taken.
 
 A region of one node is left alone. ``DimShuffle`` nodes stay outside; a 0-d
 constant broadcast by one (``a ** 10``) becomes a constant of the inner graph.
@@ -40,6 +44,7 @@ import numpy as np
 
 from symlab.graph.basic import Apply, Constant, Variable
 from symlab.graph.fg import FunctionGraph
+from symlab.graph.inner_graph import branch_lanes
 from symlab.rewriting.basic import GraphRewriter
 from symlab.rewriting.context import RewriteContext
 from symlab.scalar.composite import Composite
@@ -77,13 +82,14 @@ def fuse_elemwise(fgraph: FunctionGraph, ctx: RewriteContext | None = None, rewr
     seeds = fgraph.toposort()
     finished: set[Apply] = set()  # nodes of fused regions, and the fused nodes
     positions: dict[Apply, int] | None = None
+    lanes = branch_lanes(fgraph, seeds)
     count = 0
     for seed in reversed(seeds):
         if seed in finished or seed not in fgraph or _pattern(seed) is None:
             continue
         if positions is None:
             positions = {node: k for k, node in enumerate(fgraph.toposort())}
-        region = _grow_region(fgraph, seed, finished, positions)
+        region = _grow_region(fgraph, seed, finished, positions, lanes)
         if len(region) < 2:
             continue
         nodes = sorted(region, key=positions.__getitem__)
@@ -94,6 +100,8 @@ def fuse_elemwise(fgraph: FunctionGraph, ctx: RewriteContext | None = None, rewr
                            once=True):
             continue  # refused: the graph is as it was
         finished.add(new_node)
+        if seed in lanes:
+            lanes[new_node] = lanes[seed]  # the fused node only that branch needs, as its nodes were
         positions = None  # the graph changed
         count += 1
     return count
@@ -114,10 +122,16 @@ def _pattern(node: Apply) -> tuple[bool, ...] | None:
 
 
 def _grow_region(
-    fgraph: FunctionGraph, seed: Apply, finished: set[Apply], positions: dict[Apply, int]
+    fgraph: FunctionGraph,
+    seed: Apply,
+    finished: set[Apply],
+    positions: dict[Apply, int],
+    lanes: dict[Apply, tuple[int, str]] | None = None,
 ) -> set[Apply]:
-    """The region containing ``seed``, grown breadth first through producers and consumers."""
+    """The region containing ``seed``, grown breadth first through producers and consumers (within its lane)."""
     pattern = _pattern(seed)
+    lanes = lanes or {}
+    lane = lanes.get(seed)
     region = {seed}
     bounds = [positions[seed], positions[seed]]  # lowest and highest position in the region
     queue = deque([seed])
@@ -129,6 +143,7 @@ def _grow_region(
             and node not in finished
             and node in fgraph
             and _pattern(node) == pattern
+            and lanes.get(node) == lane
         )
 
     def add(node: Apply) -> None:

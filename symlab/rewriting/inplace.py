@@ -34,6 +34,7 @@ from typing import Any
 from symlab.graph.basic import Apply, Constant
 from symlab.graph.destroyhandler import DestroyHandler
 from symlab.graph.fg import FunctionGraph
+from symlab.graph.inner_graph import branch_lanes
 from symlab.rewriting.basic import GraphRewriter
 from symlab.rewriting.context import RewriteContext
 from symlab.tensor.elemwise import DimShuffle, Elemwise
@@ -69,12 +70,17 @@ def ensure_destroy_handler(fgraph: FunctionGraph) -> DestroyHandler:
     return handler
 
 
-def inplace_candidates(fgraph: FunctionGraph, node: Apply, output: int = 0) -> tuple[list[int], list[str]]:
+def inplace_candidates(
+    fgraph: FunctionGraph, node: Apply, output: int = 0, lanes: dict[Apply, tuple[int, str]] | None = None
+) -> tuple[list[int], list[str]]:
     """The inputs of an ``Elemwise`` node that could hold output ``output``, and why the others cannot.
 
     This is a quick filter: the destroy handler still decides, when the
     replacement is validated, whether the input's value is needed elsewhere.
-    Inputs the node already overwrites are skipped.
+    Inputs the node already overwrites are skipped. ``lanes``
+    (:func:`~symlab.graph.inner_graph.branch_lanes`) keeps an ``ifelse`` lazy:
+    an input that a node of an ``ifelse`` branch other than ``node``'s reads is
+    not overwritten, since that would force the branch to run first.
     """
     handler = ensure_destroy_handler(fgraph)
     out = node.outputs[output]
@@ -93,13 +99,25 @@ def inplace_candidates(fgraph: FunctionGraph, node: Apply, output: int = 0) -> t
             excluded.append(f"{where} is {protected}")
         elif destroyers := handler.destroyers(inp):
             excluded.append(f"{where} is already overwritten by {destroyers[0]}")
+        elif lanes and (other := _reader_in_another_branch(fgraph, inp, node, lanes)) is not None:
+            excluded.append(f"{where} is read by {other}, in another lazy branch (overwriting it would make that "
+                            "branch run first)")
         else:
             candidates.append(i)
     return candidates, excluded
 
 
+def _reader_in_another_branch(fgraph: FunctionGraph, var: Any, node: Apply, lanes: dict[Apply, tuple[int, str]]) -> Any:
+    """A client of ``var`` in a lazy branch that is not ``node``'s, or None."""
+    lane = lanes.get(node)
+    for client, _ in fgraph.clients[var]:
+        if client != "output" and client is not node and lanes.get(client) not in (None, lane):
+            return client
+    return None
+
+
 def try_inplace_elemwise(fgraph: FunctionGraph, node: Apply, ctx: RewriteContext | None = None,
-                         rewriter: Any = None) -> Apply | None:
+                         rewriter: Any = None, lanes: dict[Apply, tuple[int, str]] | None = None) -> Apply | None:
     """Replace one ``Elemwise`` node by an inplace version if the destroy handler allows it.
 
     Each output not yet inplace gets the first input that can hold it.
@@ -110,14 +128,14 @@ def try_inplace_elemwise(fgraph: FunctionGraph, node: Apply, ctx: RewriteContext
         return None
     if ctx is None:
         with RewriteContext(fgraph) as own:
-            return try_inplace_elemwise(fgraph, node, own, rewriter)
+            return try_inplace_elemwise(fgraph, node, own, rewriter, lanes)
     rewriter = rewriter if rewriter is not None else _ELEMWISE
     current = node
     for o in range(len(node.outputs)):
         op = current.op
         if o in dict(op.inplace_pattern):
             continue
-        candidates, excluded = inplace_candidates(fgraph, current, o)
+        candidates, excluded = inplace_candidates(fgraph, current, o, lanes)
         if not candidates:
             what = "the result" if len(node.outputs) == 1 else f"output {o}"
             ctx.refuse(rewriter, f"no input can hold {what}: " + "; ".join(excluded), node=current, once=True)
@@ -132,6 +150,8 @@ def try_inplace_elemwise(fgraph: FunctionGraph, node: Apply, ctx: RewriteContext
             where = "" if len(node.outputs) == 1 else f"output {o} "
             if ctx.replace(rewriter, pairs, node=current, reason=f"{where}overwrite input {i} ({current.inputs[i]})",
                            once=True, refusal_prefix=f"input {i}: destroy handler: "):
+                if lanes is not None and current in lanes:
+                    lanes[new_node] = lanes[current]
                 current = new_node
                 break
     return None if current is node else current
@@ -145,12 +165,9 @@ def insert_inplace_elemwise(
         with RewriteContext(fgraph) as own:
             return insert_inplace_elemwise(fgraph, own, rewriter)
     ensure_destroy_handler(fgraph)
-    changed: list[tuple[Apply, Apply]] = []
-    for node in fgraph.toposort():
-        new_node = try_inplace_elemwise(fgraph, node, ctx, rewriter)
-        if new_node is not None:
-            changed.append((node, new_node))
-    return changed
+    lanes = branch_lanes(fgraph, order := fgraph.toposort())  # an ifelse's branches stay apart (lazy)
+    tried = ((node, try_inplace_elemwise(fgraph, node, ctx, rewriter, lanes)) for node in order)
+    return [(node, new_node) for node, new_node in tried if new_node is not None]
 
 
 def insert_inplace_dimshuffle(

@@ -312,7 +312,11 @@ def test_phases_and_tags():
     logistic_rules = {e.name for p in default_db.query(["logistic"]) for e in p.entries}
     assert {"sigmoid_from_quotient", "sigmoid_distribute", "log_sigmoid", "log_one_minus_sigmoid"} <= logistic_rules
     assert fast <= {"merge", "constant_folding", *canonicalize.CHEAP, "useless_dimshuffle", "merge_dimshuffles",
-                    "useless_specify_shape", "useless_reshape", *logistic_rules}
+                    "useless_specify_shape", "useless_reshape", *logistic_rules,
+                    "inline_ofg_expansion", "ofg_inner_graph",  # OpFromGraph's (symlab/compile/builders_rewrites.py)
+                    # ifelse's (symlab/ifelse/rewrites.py): cheap, and a constant condition must not run both branches
+                    "ifelse_constant_condition", "ifelse_identical_branches", "ifelse_same_condition_inside",
+                    "ifelse_merge_same_condition", "ifelse_push_out_common_op"}
     assert logistic_rules <= fast and all(default_db[name].phase == "stabilize" for name in logistic_rules)
     assert "add_zero" in fast and "elemwise_fusion" not in fast and "inplace_elemwise" not in fast
     assert not {"log1p", "expm1", "softmax_from_primitives", "logsumexp_stable"} & fast  # the rest of stabilize: not

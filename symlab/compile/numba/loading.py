@@ -66,6 +66,8 @@ class CompileInfo:
     #: Why Numba could not compile the graph (the exception, with its traceback), or None: the NumPy tier
     #: then serves every call. Kept here so that it is never lost, even if its warning is filtered out.
     error: BaseException | None = None
+    #: The lazy plan of the graph's ifelse branches (which regions are guarded, which eager and why), or "".
+    lazy_plan: str = ""
     #: Why the whole graph runs on the NumPy backend by design (a value Numba cannot take, such as a
     #: scipy.sparse matrix: see :func:`~symlab.compile.numba.linker.numpy_only_reason`), or None. No machine code is made for it.
     numpy_only: str | None = None

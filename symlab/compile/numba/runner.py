@@ -26,11 +26,14 @@ from dataclasses import fields
 from time import perf_counter
 from typing import Any
 
+import numpy as np
+
 from symlab.compile.linker_numpy import NumpyRunner, annotate_node_error, copy_value, outputs_to_copy
 from symlab.compile.numba import background as background_compiles
 from symlab.compile.numba.graph_source import GeneratedModule, generate_module
 from symlab.compile.numba.loading import CompileInfo, load_compiled, numba_signature
 from symlab.graph.fg import FunctionGraph
+from symlab.ifelse.op import truth
 
 log = logging.getLogger("symlab.cache")
 
@@ -93,6 +96,11 @@ class NumbaRunner(NumpyRunner):
         gen = generate_module(self.nodes, fgraph.inputs, fgraph.outputs)
         self.generated = gen
         self.compile_info.fallback_ops = sorted({str(n.op) for n in gen.fallback_nodes})
+        if gen.plan is not None and (gen.plan.guards or gen.plan.eager):
+            self.compile_info.lazy_plan = gen.plan.describe() + "".join(
+                f"\n  {g.branch} of {g.choice.op}: holds a Python step; guarded by the runner between compiled steps"
+                for g in gen.stepwise
+            )
         self._ready = threading.Event()
         #: Set after the callbacks of :meth:`when_ready` ran: what :meth:`wait` waits for, so that a caller
         #: who waited sees their effects (the function's direct call path, its profile's compile figures).
@@ -140,7 +148,7 @@ class NumbaRunner(NumpyRunner):
             if arg_types:
                 functions, info = load_compiled(gen, arg_types)
                 for f in fields(CompileInfo):  # in place: calls made meanwhile count in self.compile_info
-                    if f.name not in ("fallback_ops", "background", "calls_before_ready"):
+                    if f.name not in ("fallback_ops", "background", "calls_before_ready", "lazy_plan"):
                         setattr(self.compile_info, f.name, getattr(info, f.name))
                 for step in gen.steps:
                     if step.kind == "segment":
@@ -274,6 +282,8 @@ class NumbaRunner(NumpyRunner):
         self._output_slots = gen.output_slots
         self._steps = gen.steps
         self._node_index = {node: k for k, node in enumerate(self.nodes)}
+        self._counter_slot = gen.counter_slot
+        self._guard_of = gen.plan.guard_of if gen.plan is not None else {}
         if gen.single:
             step = gen.steps[0]
             self._fn = step.function
@@ -333,8 +343,20 @@ class NumbaRunner(NumpyRunner):
             env[s] = value
         for s, value in self._constants:
             env[s] = value
+        counts = None
+        if self._counter_slot is not None:  # this call's own counts of the guarded regions it ran
+            counts = env[self._counter_slot] = np.zeros_like(env[self._counter_slot])
         stats = self.profile.nodes if self.profile is not None else None
         for step in self._steps:
+            if step.guards:  # a step of an ifelse's region that holds a Python step
+                if not all(truth(env[s]) == taken_when for s, taken_when, _g in step.guards):
+                    if stats is not None:
+                        for node in step.nodes:
+                            stats[self._node_index[node]].skipped += 1
+                    continue
+                if counts is not None:
+                    for _s, _taken_when, g in step.guards:
+                        counts[g] = 1
             args = [env[s] for s in step.args]
             started = perf_counter()
             if step.function is not None:  # a compiled segment or a node on the register machine
@@ -349,14 +371,24 @@ class NumbaRunner(NumpyRunner):
                     raise
                 results = [c[0] for c in cells]
             if stats is not None:
-                share = (perf_counter() - started) / len(step.nodes)
-                for node in step.nodes:
-                    s = stats[self._node_index[node]]
-                    s.seconds += share
-                    s.calls += 1
+                self._record(stats, step.nodes, perf_counter() - started, counts)
             for s, value in zip(step.results, results):
                 env[s] = value
         return [env[s] for s in self._output_slots]
+
+    def _record(self, stats: Any, nodes: list[Any], seconds: float, counts: Any) -> None:
+        """Count a step's nodes in the profile: those behind a guard ran as often as the guard's region did."""
+        ran = []
+        for node in nodes:
+            guard = self._guard_of.get(node)
+            s = stats[self._node_index[node]]
+            if guard is not None and counts is not None and not counts[guard.index]:
+                s.skipped += 1
+            else:
+                ran.append(s)
+        for s in ran:
+            s.seconds += seconds / len(ran)
+            s.calls += 1
 
 
 __all__ = [
