@@ -23,6 +23,11 @@ gradients with respect to its five inputs) and on a 200-node graph (``tanh(h) * 
 gradients with respect to ``x`` and ``y``; the picture folded at the view's default size). Limits:
 100 ms on the neuron, 300 ms at 200 nodes.
 
+Inner graphs opened in place (issue 32): the time ``GraphView.expand`` takes to open a node with an inner
+graph (draw it inside its box, fold again if needed, render) and ``collapse`` to close it, on the compiled
+MLP gradient of ``tests/real_size.py`` (its largest fused ``Composite``) and on its 1,000-node layered graph
+with a 400-node ``OpFromGraph`` applied to its first output. Measured, not limited yet.
+
 Text twin (issue 30): the outline (``symlab.printing.outline``) of the 1,000-node graph of
 ``tests/real_size.py``. Limit: 100 ms.
 
@@ -155,6 +160,54 @@ def graph_view_rows(quick: bool) -> list[dict[str, Any]]:
     return rows
 
 
+def inner_graph_rows(quick: bool) -> list[dict[str, Any]]:
+    """``view.expand`` of an inner-graph node and ``view.collapse``: the MLP gradient and a 1,000-node graph."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+    import real_size
+
+    from symlab.compile.builders import OpFromGraph
+    from symlab.graph.inner_graph import has_inner_graph, inner_sections
+    from symlab.notebook.graph_view import GraphView
+
+    repeat = 2 if quick else 5
+    f = real_size.mlp_function()
+    fg = f.maker.fgraph
+    fused = max((n for n in fg.toposort() if has_inner_graph(n.op)), key=lambda n: len(inner_sections(n)[0].nodes))
+    u = T.dvector("u")
+    body = u
+    for k in range(200):
+        body = T.sin(body) + k if k % 2 else T.exp(body)
+    op = OpFromGraph([u], [body], name="body200")
+    _, outputs = real_size.layered_graph(1000)
+    big = FunctionGraph(_leaves(outputs), [op(outputs[0]), *outputs[1:]])
+    ofg = next(n for n in big.toposort() if isinstance(n.op, OpFromGraph))
+    rows: list[dict[str, Any]] = []
+    for what, graph, node in (("the compiled MLP gradient", f, fused), ("a 1,000-node graph", big, ofg)):
+        view = GraphView(graph)
+        key = view.key_of(node)
+        inner = len(inner_sections(node)[0].nodes)
+        expand_s = close_s = float("inf")
+        for _ in range(repeat):
+            gc.collect()
+            started = time.perf_counter()
+            view.expand(key)
+            opened = time.perf_counter()
+            drawn = len(view.model.nodes)
+            view.collapse(key)
+            expand_s = min(expand_s, opened - started)
+            close_s = min(close_s, time.perf_counter() - opened)
+        rows.append({"name": f"graph view: expand an inner graph ({inner} inner nodes) in {what} ({drawn} drawn)",
+                     "seconds": expand_s})
+        rows.append({"name": f"graph view: collapse it again in {what}", "seconds": close_s})
+    return rows
+
+
+def _leaves(outputs: list[Any]) -> list[Any]:
+    from symlab.graph.traversal import graph_inputs
+
+    return [v for v in graph_inputs(outputs) if not hasattr(v, "data")]
+
+
 def outline_rows(quick: bool) -> list[dict[str, Any]]:
     """The text twin (``symlab.printing.outline``) of the 1,000-node graph of ``tests/real_size.py``."""
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
@@ -280,7 +333,7 @@ def inspector_rows(quick: bool) -> list[dict[str, Any]]:
 def measure(quick: bool = False) -> list[dict[str, Any]]:
     """Every row of the views' benchmarks; a row with ``limit`` has a ``status``, PASS or FAIL."""
     rows = graph_view_rows(quick) + inspector_rows(quick) + stepper_rows(quick) + values_view_rows(quick)
-    rows += outline_rows(quick) + trace_walk_rows(quick)
+    rows += inner_graph_rows(quick) + outline_rows(quick) + trace_walk_rows(quick)
     for row in rows:
         if "limit" in row:
             row["status"] = "PASS" if row["ratio"] <= row["limit"] else "FAIL"

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from symlab.graph.basic import Apply, Constant, Variable
+from symlab.graph.inner_graph import has_inner_graph, inner_sections
 from symlab.graph.op import Op
 from symlab.graph.type import Type
 
@@ -180,4 +181,26 @@ def _apply_rows(node: Apply, fgraph: Any, nodes: list[Apply] | None, outputs: tu
         clients.extend((_client_text(c), None if c[0] == "output" else c[0]) for c in found)
     label = "clients" if fgraph is not None else "used by (in this picture)"
     rows.append(Row(label, None, clients, empty="[] (unused)"))
+    if has_inner_graph(node.op):
+        rows.append(inner_graph_row(node, fgraph))
     return rows
+
+
+def inner_graph_row(node: Apply, fgraph: Any = None) -> Row:
+    """The row saying what ``node``'s inner graph holds: each section and its size.
+
+    >>> import symlab.scalar as ss
+    >>> from symlab.scalar.composite import Composite
+    >>> x = ss.float64("x")
+    >>> node = Composite([x], [ss.exp(ss.neg(x))]).make_node(ss.float64("y"))
+    >>> inner_graph_row(node).plain()
+    'body: 2 nodes'
+    """
+    from symlab.printing.opening import caption
+
+    parts = []
+    for section in inner_sections(node, fgraph):
+        n = len(section.nodes)
+        where = "" if section.owned else " of the outer graph"
+        parts.append(f"{caption(section)}: {n} node{'s' * (n != 1)}{where}")
+    return Row("inner graph", "; ".join(parts) or "(empty)")

@@ -70,6 +70,34 @@ class Folds:
         self._opened = None
         self._asked = []
 
+    def refit(self, show: Iterable[Any] = ()) -> bool:
+        """Fold again to the budget after a node's weight changed (an inner graph opened or closed), the nodes of
+        ``show`` drawn; True if what is open changed.
+
+        A picture over the budget starts again from the groups that hide ``show`` and opens more while it
+        fits, then the groups the reader expanded, while they fit; one under it opens more groups.
+        """
+        before = set(self.opened)
+        if self.tree.size(self.tree.frontier(before), self.weight) <= self.budget:
+            self._opened = self.tree.auto_open(self.budget, self.weight, before)
+            return self._opened != before
+        path = {g.key for obj in show for g in self._path(obj)}
+        opened = self.tree.auto_open(self.budget, self.weight, path)
+        for key in self._asked:  # what the reader opened, while it fits
+            group = self.group(key)
+            if group is None:
+                continue
+            trial = opened | {g.key for g in self.tree.path(group.members[0]) if _inside(group, g)}
+            if self.tree.size(self.tree.frontier(trial), self.weight) <= self.budget:
+                opened = trial
+        self._opened = opened
+        self._asked = [k for k in self._asked if k in opened]
+        return opened != before
+
+    def _path(self, obj: Any) -> list[Group]:
+        node = obj if isinstance(obj, Apply) else obj.owner if isinstance(obj, Variable) else None
+        return self.tree.path(node) if node is not None and node in self.tree.position else []
+
     def fold(self, show: Iterable[Any] = ()) -> Fold:
         """The :class:`~symlab.printing.folding.Fold` to draw, the nodes of ``show`` never folded away."""
         for obj in show:

@@ -12,6 +12,9 @@ forward and the backward part of a gradient graph, the part only one output need
 sub-expression (``hidden = tanh(…): 4 nodes``), a chain of elementwise ops; a group holds two nodes or
 more. ``expand``/``collapse`` open and fold back a group in place (``groups`` lists them), ``search``
 finds nodes by name, op, type or key and opens what hides the first; keys never change across any of it.
+A node with an inner graph (a fused ``Composite``, an ``OpFromGraph``, an ``ifelse``) carries a "+" button:
+``expand`` opens it in place, its inner graph drawn inside its box under keys ``<node key>/<inner key>``
+(:mod:`symlab.notebook.inner_view`), and ``collapse`` closes it.
 :mod:`symlab.notebook.keys` is the one place a key is resolved (once per click), :mod:`symlab.notebook.folds`
 what is open, :mod:`symlab.notebook.node_search` the search, :mod:`symlab.notebook.neighbourhood` the focus
 region and the arrow keys' moves, :mod:`symlab.notebook.details` the panel's rows.
@@ -57,6 +60,8 @@ import traitlets
 from symlab.graph.basic import Apply, Variable
 from symlab.notebook.details import describe, kind_of, title_of
 from symlab.notebook.folds import VIEW_MAX_NODES, Folds
+from symlab.notebook.inner_nodes import InnerGraphs
+from symlab.notebook.inner_view import InnerGraphView
 from symlab.notebook.keys import KeyIndex, Resolved, selection_marks
 from symlab.notebook.neighbourhood import MOVES, Neighbourhood
 from symlab.notebook.node_search import NodeSearch
@@ -64,8 +69,7 @@ from symlab.notebook.widget import ViewWidget, code_span
 from symlab.printing.folding import toposort
 from symlab.printing.grouping import Group
 from symlab.printing.model import GraphModel, build_model, build_part
-from symlab.printing.outline import outline as outline_of
-from symlab.printing.outline import outline_markdown, outline_text
+from symlab.printing.outline import open_outline, outline_markdown, outline_pairs, outline_text
 from symlab.printing.subject import subject_of
 
 __all__ = ["GraphView"]
@@ -78,7 +82,7 @@ LEGENDS = {
 }
 
 
-class GraphView(ViewWidget):
+class GraphView(InnerGraphView, ViewWidget):
     """A clickable picture of a graph; see the module documentation."""
 
     #: The view of the views' script that draws it (``static/views/graph_view.js``; ``main.js`` dispatches).
@@ -132,7 +136,14 @@ class GraphView(ViewWidget):
         subject = self._subject
         self._order, leaves = toposort(list(subject.outputs))
         self._keys = KeyIndex(subject, self._order, leaves)  # every key of the whole graph, for lookups
-        self._search = NodeSearch(self._keys)  # what each object is searched by, read on the first search
+        inner = self.__dict__.get("_inner")
+        if inner is None:
+            self._inner = InnerGraphs(self._keys, subject.fgraph)  # the inner graphs drawn open, in place
+        else:
+            inner.reindex(self._keys, subject.fgraph)
+        self._costs: dict[int, int] | None = None
+        # what each object is searched by (the open inner graphs' too), read on the first search
+        self._search = NodeSearch(self._keys, self._inner.items)
         self._folds = Folds(self._order, subject.outputs, self._max_nodes, self._weight)  # what is folded, opened
         self._near = Neighbourhood(self._order)  # who reads whom: the focus region, the arrow keys
         self._version = subject.fgraph.version if subject.fgraph is not None else 0
@@ -151,7 +162,7 @@ class GraphView(ViewWidget):
         self._subject = subject_of(self._subject.obj, "GraphView", kinds=("fgraph", "function"))
         self._index()
         left_title = None
-        if self.selected_key and self._keys.obj(self.selected_key) is None:
+        if self.selected_key and self._inner.obj(self.selected_key) is None:  # inner keys: while their node opens
             # not in the graph as it is now (or a folded group of the old picture)
             left_title = title_of(selected, kind_of(selected))
         with self.answer():
@@ -187,10 +198,14 @@ class GraphView(ViewWidget):
     @property
     def details(self) -> dict[str, Any]:
         """What the panel shows: ``{label: text or [texts of the objects it names]}`` (empty: nothing selected)."""
-        obj = self.selected
-        if obj is None:
+        self.refresh()
+        if not self.selected_key:
             return {}
-        return {row.label: row.plain() for row in describe(obj, self.fgraph, self._order, self._subject.outputs)}
+        out: dict[str, Any] = {}
+        for row in self.panel.get("rows", []):
+            items = [item["text"] for item in row.get("items", [])]
+            out[row["label"]] = items or row.get("text", row.get("empty", "none"))
+        return out
 
     @property
     def text(self) -> str:
@@ -241,7 +256,15 @@ class GraphView(ViewWidget):
         The one place a key is resolved (:meth:`KeyIndex.resolve` over the graph, the picture and its groups):
         a click resolves its key once, and that resolution is what :meth:`select` and the panel use.
         """
-        return self._keys.resolve(key, self.model, self._folds.tree.groups) if key else None
+        if not key:
+            return None
+        found = self._keys.resolve(key, self.model, self._folds.tree.groups)
+        if found is None and "/" in key:  # inside an open inner graph, and not drawn (folded there)
+            obj = self._inner.obj(key)
+            if isinstance(obj, Apply | Variable):
+                drawn = self.model.drawn_keys(key) if self.model is not None else []
+                found = Resolved(key, obj, "apply" if isinstance(obj, Apply) else "variable", drawn)
+        return found
 
     def move(self, direction: str) -> None:
         """Move the selection along an edge: ``up`` (to an input), ``down`` (to a client), ``left``/``right``."""
@@ -264,17 +287,30 @@ class GraphView(ViewWidget):
         """
         return self._folds.groups()
 
-    def expand(self, group: str) -> None:
-        """Draw the members of the folded group ``group`` (its key, ``g<n>``) in place.
+    @property
+    def open_inner(self) -> list[str]:
+        """The keys of the nodes whose inner graphs are drawn open, in the order they were opened."""
+        return list(self._inner.open)
 
-        A group holds at most a budget of items: its members, or sub-groups of them that expand in turn. The
-        nodes it shows are brought into view (:attr:`reveal`); the selection stays.
+    def expand(self, group: Any) -> None:
+        """Open in place what ``group`` names: a folded group (its key, ``g<n>``), or a node with an inner graph
+        (the node or its key: a fused ``Composite``, an ``OpFromGraph``, an ``ifelse``; ``a5/a2`` inside one).
+
+        A group holds at most a budget of items: its members, or sub-groups of them that expand in turn. An
+        inner graph is drawn inside its node's box, its inputs wired to the outer ones. What it shows is
+        brought into view (:attr:`reveal`); the selection stays.
         """
         self.refresh()
+        key = group if isinstance(group, str) else self.key_of(group)
+        if key not in self._folds.tree.groups and self._inner.openable(key):
+            self._open_inner(key)
+            return
         try:
-            shown = self._folds.expand(group)
+            shown = self._folds.expand(key)
         except ValueError as err:
-            raise ValueError(f"GraphView.{err}") from None
+            raise ValueError(f"GraphView.{err}; nor is {key!r} a node with an inner graph (a fused Composite, "
+                             "an OpFromGraph, an ifelse)") from None
+        group = key
         found = self._folds.group(group)
         with self.answer():
             self._draw()
@@ -284,10 +320,19 @@ class GraphView(ViewWidget):
             self.notice = (f"expanded {found.title}: {len(shown) - sub} nodes"
                            + (f" and {sub} groups" if sub else "") + ". " + self.notice)
 
-    def collapse(self, key: str) -> None:
+    def collapse(self, key: Any) -> None:
         """Fold back the group that ``key`` came from: an open group's key, or the key of a node (or a group)
-        it shows. The selection stays (a selected node folded away lights the group that hides it)."""
+        it shows. The selection stays (a selected node folded away lights the group that hides it).
+
+        An open inner graph closes the same way: its node's key (or the node), a key drawn inside it, or a
+        section's key (``a5:body``). A selection inside it moves to its node."""
         self.refresh()
+        if not isinstance(key, str):
+            key = self.key_of(key)
+        owner = self._inner_owner(key) if key not in self._folds.tree.groups else None
+        if owner is not None:
+            self._close_inner(owner)
+            return
         try:
             group = self._folds.collapse(key, _node_of(self.resolve(key)))
         except ValueError as err:
@@ -311,7 +356,7 @@ class GraphView(ViewWidget):
             self._show_matches(found, text)
             if found:
                 self._reveal_object(found[0])
-                self._select(self.resolve(self._keys.key(found[0]) or ""))
+                self._select(self.resolve(self._search.key(found[0]) or ""))
         return found
 
     def _find(self, words: str, names_only: bool) -> list[Any]:
@@ -401,12 +446,15 @@ class GraphView(ViewWidget):
     def _draw(self) -> None:
         """Build the picture for the current style, focus and expanded groups, and the marks of the selection."""
         self._show_outline()
-        selected = self._keys.obj(self.selected_key)  # a node or a variable (a group, an op or a type: no focus)
+        # a node or a variable (a group, an op or a type: no focus); inside an open inner graph, its outer node
+        selected = self._keys.obj(self.selected_key.split("/", 1)[0])
         focused = isinstance(selected, Apply | Variable)
         if self.focus and focused:
             self.model = self._focus_model(selected)
         else:
-            self.model = build_model(self._subject, self.style, fold=self._folds.fold(), key=self._keys.keys)
+            self.model = build_model(self._subject, self.style, fold=self._folds.fold(self._open_shown()),
+                                     key=self._keys.keys, open_inner=self._inner.open, max_nodes=self._max_nodes,
+                                     inner_max_nodes=self._inner_max())
         self.svg = self.show_picture("graph", self.model)
         self.legend = LEGENDS[self.style]
         notes = []
@@ -423,15 +471,24 @@ class GraphView(ViewWidget):
     def _weight(self, node: Apply) -> int:
         """How many drawn nodes one Apply node costs in the current style."""
         # structure: its box, its outputs' boxes, an op or type circle, the boxes around the groups it sits with
-        return 1 if self.style == "compact" else 3 + len(node.outputs)
+        base = 1 if self.style == "compact" else 3 + len(node.outputs)
+        return base + self._inner_costs().get(id(node), 0) if self._inner.open else base
 
     def _show_outline(self) -> None:
-        """Set :attr:`outline` from the whole graph (not the folded picture), again only when the graph changed."""
+        """Set :attr:`outline` from the whole graph (not the folded picture), again only when the graph changed
+        (the outer rows, walked once per version) or what is open did (the open nodes' rows added to them)."""
         fg = self._subject.fgraph
-        stamp = (self._subject, fg.version if fg is not None else 0)
+        base = (self._subject, fg.version if fg is not None else 0)
+        if getattr(self, "_outline_base", (None,))[0] != base:
+            pairs = outline_pairs(self._subject, "compact", key=self._keys.keys, caller=type(self).__name__)
+            self._outline_base = (base, pairs)
+        stamp = (base, tuple(self._inner.open))
         if getattr(self, "_outline_stamp", None) != stamp:
             self._outline_stamp = stamp
-            self.outline = outline_of(self._subject, "compact", caller=type(self).__name__)
+            pairs = self._outline_base[1]
+            if self._inner.open:
+                pairs = open_outline(pairs, self._keys.keys, "compact", self._inner.open, fg, type(self).__name__)
+            self.outline = [row for row, _ in pairs]
 
     def _focus_model(self, selected: Any) -> GraphModel:
         region = self._near.region(selected, self._radius)
@@ -440,7 +497,7 @@ class GraphView(ViewWidget):
             return sum(1 for c, _ in self._clients(var) if c == "output" or c not in region)
 
         return build_part([n for n in self._order if n in region], self.style, self._keys.keys,
-                          self._subject.fgraph, self._subject.outputs, uses=uses)
+                          self._subject.fgraph, self._subject.outputs, uses=uses, open_inner=self._inner.open)
 
     def _select(self, found: Resolved | None) -> None:
         """Select what a key resolved to (``None``: nothing): its marks, the panel (inside an :meth:`answer`)."""
@@ -452,18 +509,25 @@ class GraphView(ViewWidget):
             return
         key, obj = found.key, found.obj
         self.selected_key = key
-        self.marks = selection_marks(self._keys, self.model, obj, key, clients=self._clients) if (
-            self.model is not None) else {}
+        inside = self._inner_selection(key, obj) if "/" in key and found.kind in ("apply", "variable") else None
+        if inside is not None:  # inside an open inner graph: its inputs and clients there
+            self.marks, rows, link, title = inside
+        else:
+            self.marks = selection_marks(self._keys, self.model, obj, key, clients=self._clients) if (
+                self.model is not None) else {}
+            link = self._link_key
         group = self._folds.group(key) if found.kind == "group" else None
         actions: list[dict[str, str]] = []
         if found.kind == "group":
             rows = describe(obj)
             title = group.title if group is not None else title_of(obj, "group")
-            if group is None or group.key not in self._folds.opened:
+            if (group is None and "/" not in key) or (group is not None and group.key not in self._folds.opened):
                 actions.append({"text": f"expand {title}", "key": key, "kind": "expand"})
-        else:
+        elif inside is None:
             rows = describe(obj, self.fgraph, self._order, self._subject.outputs)
             title = title_of(obj, kind_of(obj, self.fgraph))
+        if found.kind in ("apply", "variable"):
+            rows, link = self._inner_rows(key, obj, rows, link, actions)
         if not self.focus:
             outer = self._folds.to_close(key, _node_of(found))
             if outer is not None:
@@ -473,7 +537,7 @@ class GraphView(ViewWidget):
         if not drawn:  # a variable whose arrows all go into folded groups: the box lit for it
             drawn = [k for k, classes in self.marks.items() if "selected" in classes]
         self.reveal = sorted(drawn, key=lambda k: k not in self.model.nodes)[:1] if self.model is not None else []
-        self.panel = {"title": title, "rows": [r.as_json(self._link_key) for r in rows], "actions": actions}
+        self.panel = {"title": title, "rows": [r.as_json(link) for r in rows], "actions": actions}
 
     def _clients(self, var: Variable) -> list[tuple[Any, int]]:
         fg = self.fgraph
@@ -509,7 +573,7 @@ class GraphView(ViewWidget):
     def summary(self) -> str:
         what = _WHAT[self._subject.kind]
         n = len(self._order)
-        text = f"GraphView of {what}: {n} node{'s' if n != 1 else ''}, {self.style} style"
+        text = f"GraphView of {what}: {n} node{'s' if n != 1 else ''}, {self.style} style{self._inner_summary()}"
         obj = self.selected
         if obj is not None:
             text += f", selected {title_of(obj, kind_of(obj, self.fgraph))}"
@@ -520,6 +584,7 @@ class GraphView(ViewWidget):
         lines = [f"**GraphView** of {what}: {n} node{'s' if n != 1 else ''}, {self.style} style", ""]
         if self.model is not None and self.model.note:
             lines += [f"{code_span(self.model.note, table=False)}", ""]
+        lines += self._inner_markdown()
         details = self.details
         if details:
             obj = self.selected

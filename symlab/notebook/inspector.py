@@ -311,10 +311,12 @@ class ClientsInspector(GraphView):
         """
         self.refresh()
         obj = self.selected
+        place = self._inner.find(self.selected_key) if obj is not None else None
+        fg = place.fgraph if place is not None and place.fgraph is not None else self._fgraph  # inside an inner graph
         if isinstance(obj, Variable):
-            return list(self._fgraph.clients[obj])
+            return list(fg.clients[obj])
         if isinstance(obj, Apply):
-            return [c for out in obj.outputs for c in self._fgraph.clients[out]]
+            return [c for out in obj.outputs for c in fg.clients[out]]
         return None
 
     @property
@@ -342,7 +344,8 @@ class ClientsInspector(GraphView):
         fg = self._fgraph
         found = [v for v in self._find(text.strip(), names_only=True)
                  if isinstance(v, Variable) and v.name is not None and text.strip().lower() in v.name.lower()]
-        found.sort(key=lambda v: int(fg.key(v)[1:]))
+        # the graph's variables in key order, then those inside open inner graphs (``a5/v0``) by key
+        found.sort(key=lambda v: (0, int(fg.key(v)[1:]), "") if v in fg else (1, 0, self._search.key(v) or ""))
         with self.answer():
             self._show_matches(found, text)
             if not found and text.strip():
@@ -363,6 +366,8 @@ class ClientsInspector(GraphView):
                                  f"(keys {keys}): select one by its key or the variable itself")
             if named:
                 target = named[0]
+            elif "/" in target and self._inner.obj(target) is not None:
+                pass  # a key inside an open inner graph (``a5/v0``)
             else:
                 try:
                     self._fgraph.by_key(target)
@@ -377,7 +382,7 @@ class ClientsInspector(GraphView):
         if content.get("pick") and found:
             with self.answer():
                 self._reveal_object(found[0])
-                self._select(self.resolve(self._fgraph.key(found[0])))
+                self._select(self.resolve(self._search.key(found[0]) or ""))
 
     # -- ending ----------------------------------------------------------------------------------------------
     def close(self) -> None:
@@ -408,7 +413,7 @@ class ClientsInspector(GraphView):
                 k = len(self._fgraph.clients[obj])
                 text += f" with {k} client{'s' if k != 1 else ''}" if k else " (unused: no clients)"
         state = f"following the graph (version {self._fgraph.version})" if self.live else "closed"
-        return f"{text}, {state}"
+        return f"{text}, {state}{self._inner_summary()}"
 
     def markdown(self) -> str:
         what = "a compiled Function" if self._subject.kind == "function" else "a FunctionGraph"
@@ -417,11 +422,11 @@ class ClientsInspector(GraphView):
         lines = [f"**ClientsInspector** of {what}: {n} node{'s' if n != 1 else ''}, {state}", ""]
         obj = self.selected
         if isinstance(obj, Variable | Apply):
-            uses = ([(obj, c) for c in self._fgraph.clients[obj]] if isinstance(obj, Variable)
-                    else [(out, c) for out in obj.outputs for c in self._fgraph.clients[out]])
+            uses = [(obj, c) for c in self.clients or []]  # an inner graph's own clients inside an open node
             lines += [f"clients of {code_span(title_of(obj, kind_of(obj, self._fgraph)), table=False)}:", ""]
             lines += [f"- {code_span(client_text(c), table=False)}" for _, c in uses] or ["- none: `[]`, the variable is unused"]
             lines.append("")
+        lines += self._inner_markdown()
         unused = [v for v, uses in self._fgraph.clients.items() if not uses]
         if unused:
             lines += ["unused (no clients): " + ", ".join(code_span(str(v), table=False) for v in unused), ""]

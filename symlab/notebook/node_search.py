@@ -21,6 +21,7 @@ the graph's order (inputs first). :meth:`NodeSearch.match_rows` writes them as t
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from symlab.graph.basic import Apply, Variable
@@ -34,18 +35,29 @@ MAX_MATCHES = 50
 
 
 class NodeSearch:
-    """The search over the nodes and variables of ``keys`` (a graph's :class:`KeyIndex`)."""
+    """The search over the nodes and variables of ``keys`` (a graph's :class:`KeyIndex`), and of ``more()``:
+    more ``(key, object)`` pairs (the inner graphs a view has open, keyed ``a5/v0``)."""
 
-    def __init__(self, keys: KeyIndex) -> None:
+    def __init__(self, keys: KeyIndex, more: Callable[[], Iterable[tuple[str, Any]]] | None = None) -> None:
         self.keys = keys
+        self.more = more
         self._rows: list[tuple[str, str, str, Any]] | None = None
+        self._more_keys: dict[int, str] = {}
+
+    def key(self, obj: Any) -> str | None:
+        """The key a match is listed under: its key in the graph, else inside an open inner graph."""
+        self._texts()
+        return self.keys.key(obj) or self._more_keys.get(id(obj))
 
     def _texts(self) -> list[tuple[str, str, str, Any]]:
         """``(key, name, searched text, object)`` of each object, lower case, read once."""
         if self._rows is None:
             seen: set[int] = set()
             rows = []
-            for key, obj in self.keys.items():
+            more = list(self.more()) if self.more is not None else []
+            for key, obj in more:
+                self._more_keys.setdefault(id(obj), key)
+            for key, obj in [*self.keys.items(), *more]:
                 if id(obj) not in seen and not key.startswith("out"):
                     seen.add(id(obj))
                     name = obj.name if isinstance(obj, Variable) and obj.name is not None else ""
@@ -67,7 +79,7 @@ class NodeSearch:
 
     def match_rows(self, found: list[Any], fgraph: Any) -> list[dict[str, Any]]:
         """The first :data:`MAX_MATCHES` of ``found`` as the browser lists them: ``[{"key", "text", "kind"}]``."""
-        return [{"key": self.keys.key(obj), "text": _match_text(obj, fgraph), "kind": kind_of(obj, fgraph)}
+        return [{"key": self.key(obj), "text": _match_text(obj, fgraph), "kind": kind_of(obj, fgraph)}
                 for obj in found[:MAX_MATCHES]]
 
 

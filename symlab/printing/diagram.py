@@ -98,6 +98,8 @@ NOTE_COLOR = "#6c757d"
 #: How each highlight class paints a node or an edge; when a node has several, the first listed wins.
 CLASS_STYLES = {
     "selected": {"color": "#d63384", "penwidth": "3"},
+    # inside the branch an ifelse does not take: greyed
+    "skipped": {"color": "#ced4da", "fontcolor": "#adb5bd", "fillcolor": "#f8f9fa", "style": "dashed"},
     # where a NaN or an infinity is born (red), and the nodes it flows through (orange)
     "nan-origin": {"color": "#e03131", "fillcolor": "#ffc9c9", "penwidth": "3"},
     "nan": {"color": "#f76707", "fillcolor": "#ffe8cc", "penwidth": "2"},
@@ -172,8 +174,16 @@ def _paint(attrs: dict[str, Any], classes: set[str]) -> None:
             return
 
 
-def _classes(kind: str, classes: set[str]) -> str:
-    return " ".join([kind, *sorted(classes)])
+def _classes(kind: str, classes: set[str], node: DrawNode | None = None) -> str:
+    more = [] if node is None else ["openable"] * node.openable + ["open"] * node.opened
+    return " ".join([kind, *more, *sorted(classes)])
+
+
+#: How an open node's box and its sections' boxes are drawn (a skipped section: greyed).
+OPEN_STYLE = {"style": "rounded", "color": "#4263eb", "penwidth": "1.5", "margin": "10"}
+SECTION_STYLE = {"style": "rounded,dashed", "color": "#868e96", "fontcolor": "#495057", "fontsize": "10"}
+SKIPPED_STYLE = {"style": "rounded,dashed,filled", "color": "#ced4da", "fillcolor": "#f8f9fa",
+                 "fontcolor": "#adb5bd", "fontsize": "10"}
 
 
 #: The legend of each style: ``(text, border colour, fill colour)`` of each kind of node.
@@ -206,8 +216,16 @@ def legend_label(style: str, notes: list[str]) -> str:
     return f'<<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="3" CELLPADDING="2">{"".join(rows)}</TABLE>>'
 
 
-def to_dot(model: GraphModel, legend: bool = False, fit: str | None = None, notes: Iterable[str] = ()) -> Any:
+def to_dot(model: Any, legend: bool = False, fit: str | None = None, notes: Iterable[str] = (), *,
+           open_inner: Iterable[Any] = (), section_states: Any = None, style: str = "compact") -> Any:
     """The DOT of ``model``, as a ``graphviz.Digraph`` (``.source`` is the text).
+
+    ``model`` is a :class:`~symlab.printing.model.GraphModel`, or any object
+    :func:`~symlab.printing.model.build_model` draws (in ``style``, with the
+    inner graphs of ``open_inner`` open and ``section_states``). An open
+    node is a ``subgraph cluster_<key>`` holding the node and one
+    ``cluster_<key>:<label>`` per section (class ``section``, and
+    ``skipped`` for a branch not taken, drawn greyed).
 
     Node names and ``id`` attributes are the model's keys; ``class`` is the
     kind then the highlight classes, for nodes and edges alike. A folded
@@ -239,6 +257,8 @@ def to_dot(model: GraphModel, legend: bool = False, fit: str | None = None, note
     """
     import graphviz
 
+    if not isinstance(model, GraphModel):
+        model = build_model(model, style, open_inner=open_inner, section_states=section_states, caller="to_dot")
     rankdir = _RANKDIR.get(model.style)
     graph_attr: dict[str, Any] = {"rankdir": rankdir} if rankdir else {}
     lines = [model.note] if model.note is not None else []
@@ -254,16 +274,50 @@ def to_dot(model: GraphModel, legend: bool = False, fit: str | None = None, note
     return dot
 
 
+def _write_node(dot: Any, model: GraphModel, node: DrawNode, prefix: str) -> None:
+    attrs = _node_attrs(model.style, node)
+    if node.openable and not node.opened:
+        attrs["peripheries"] = "2"  # a box with a graph inside: a double border
+    _paint(attrs, node.classes)
+    if node.tooltip is not None:
+        attrs["tooltip"] = _tooltip(node.tooltip)
+    attrs["id"] = prefix + node.key
+    attrs["class"] = _classes(node.kind, node.classes, node)
+    dot.node(prefix + node.key, _label(*node.label), **attrs)
+
+
 def _write(dot: Any, model: GraphModel, prefix: str) -> None:
-    """Add ``model``'s nodes and edges to ``dot`` (a graph or a cluster), their keys after ``prefix``."""
+    """Add ``model``'s nodes and edges to ``dot`` (a graph or a cluster), their keys after ``prefix``.
+
+    Open nodes are clusters holding the node and a cluster per section, nested as the model says.
+    """
+    inside: dict[str | None, list[DrawNode]] = {}
     for node in model.nodes.values():
-        attrs = _node_attrs(model.style, node)
-        _paint(attrs, node.classes)
-        if node.tooltip is not None:
-            attrs["tooltip"] = _tooltip(node.tooltip)
-        attrs["id"] = prefix + node.key
-        attrs["class"] = _classes(node.kind, node.classes)
-        dot.node(prefix + node.key, _label(*node.label), **attrs)
+        inside.setdefault(model.container.get(node.key), []).append(node)
+    sections = {s.key: s for s in model.sections}
+
+    def place(target: Any, nodes: list[DrawNode]) -> None:
+        for node in nodes:
+            if node.key not in model.opened:
+                _write_node(target, model, node, prefix)
+                continue
+            name = f"cluster_{prefix}{node.key}"
+            with target.subgraph(name=name) as box:
+                skipped = "skipped" in node.classes
+                box.attr(label="", id=name, **{"class": "inner" + " skipped" * skipped}, **OPEN_STYLE)
+                _write_node(box, model, node, prefix)
+                for skey in model.opened[node.key]:
+                    section = sections[skey]
+                    sname = f"cluster_{prefix}{skey}"
+                    with box.subgraph(name=sname) as part:
+                        look = SKIPPED_STYLE if section.state == "skipped" else SECTION_STYLE
+                        state = {"skipped": " · not taken", "taken": " · taken"}.get(section.state or "", "")
+                        part.attr(label=_label(section.caption + state), id=sname, labelloc="t",
+                                  **{"class": " ".join(["section", *([section.state] if section.state else [])])},
+                                  **look)
+                        place(part, inside.get(skey, []))
+
+    place(dot, inside.get(None, []))
     for edge in model.edges:
         attrs = _edge_attrs(edge)
         attrs["id"] = prefix + attrs["id"]
@@ -310,6 +364,9 @@ def diagram(
     highlight: Iterable[Any] = (),
     max_nodes: int = DEFAULT_MAX_NODES,
     var_with_name_simple: bool = True,
+    *,
+    open_inner: Iterable[Any] = (),
+    section_states: Any = None,
 ) -> Any:
     """A ``graphviz.Digraph`` of ``obj``: ``to_dot(build_model(obj, ...))``.
 
@@ -319,10 +376,14 @@ def diagram(
     step), an Op or a Type. ``highlight`` lists Apply nodes and Variables
     (or their keys) to paint. Graphs of more than ``max_nodes`` drawn nodes
     are folded. ``var_with_name_simple=False`` adds the type under the name
-    of each variable of the compact style.
+    of each variable of the compact style. ``open_inner`` lists the keys (or
+    Apply nodes) of nodes whose inner graphs are drawn open, in place
+    (``section_states`` greys a branch not taken; see
+    :func:`~symlab.printing.model.build_model`).
     """
     model = build_model(
-        obj, style, max_nodes, highlight, var_with_name_simple=var_with_name_simple, caller="diagram"
+        obj, style, max_nodes, highlight, var_with_name_simple=var_with_name_simple, caller="diagram",
+        open_inner=open_inner, section_states=section_states,
     )
     return to_dot(model)
 

@@ -30,9 +30,11 @@ DEFAULT_MAX_NODES = 100
 NODE_KINDS = ("apply", "variable", "input", "constant", "output", "op", "type", "group", "cut")
 #: The kinds of edges: a node's input or output, a variable's owner, an Apply's op, a variable's type,
 #: the inputs of a folded group, and where a part of a graph is cut (its value goes on to nodes not drawn).
-EDGE_KINDS = ("input", "output", "owner", "op", "type", "fold", "cut")
-#: The highlight classes a node or an edge may carry.
-CLASSES = ("highlight", "created", "removed", "selected", "client", "nan-origin", "nan")
+EDGE_KINDS = ("input", "output", "owner", "op", "type", "fold", "cut", "wire")
+#: The highlight classes a node or an edge may carry (``skipped``: inside the branch an ``ifelse`` does not take).
+CLASSES = ("highlight", "created", "removed", "selected", "client", "nan-origin", "nan", "skipped")
+#: The states of a section of an open inner graph (``section_states``): a branch taken or skipped.
+SECTION_STATES = ("taken", "skipped")
 
 
 @dataclass(eq=False)
@@ -43,6 +45,9 @@ class DrawNode:
     for a ``group`` the list of the Apply nodes it hides. ``count`` is how
     many graph nodes it stands for (a repeated subgraph merged ``×k``, or
     the size of a group). ``classes`` holds its highlight classes.
+    ``openable`` says that the node's op has an inner graph (a view draws
+    an expand affordance), ``opened`` that it is drawn open, its sections
+    (:attr:`GraphModel.sections`) around it.
     """
 
     key: str
@@ -52,6 +57,27 @@ class DrawNode:
     tooltip: str | None = None
     classes: set[str] = field(default_factory=set)
     count: int = 1
+    openable: bool = False
+    opened: bool = False
+
+
+@dataclass(eq=False)
+class DrawSection:
+    """One section of an open inner graph, drawn as a box inside its node's box.
+
+    ``key`` is ``"<owner>:<label>"``; ``owner`` the key of the open node;
+    ``label`` the section's (``body``, ``then``, ``else``); ``members`` the
+    keys of the nodes drawn inside it, at any depth; ``state`` ``"taken"``,
+    ``"skipped"`` (drawn greyed) or ``None``; ``caption`` its title
+    (``then (a < b is True)``).
+    """
+
+    key: str
+    owner: str
+    label: str
+    members: list[str]
+    state: str | None = None
+    caption: str = ""
 
 
 @dataclass(eq=False)
@@ -108,6 +134,12 @@ class GraphModel:
         #: Inputs and constants used by many drawn nodes are drawn once per use (so that one variable does
         #: not pull edges across the whole picture): their key -> the keys of the copies.
         self.copies: dict[str, list[str]] = {}
+        #: The sections of the open inner graphs, outermost nodes first (:class:`DrawSection`).
+        self.sections: list[DrawSection] = []
+        #: Each open node's key -> the keys of its sections.
+        self.opened: dict[str, list[str]] = {}
+        #: Each key drawn inside a section -> the key of the innermost section holding it.
+        self.container: dict[str, str] = {}
 
     # -- queries ---------------------------------------------------------------------------------
     def obj(self, key: str) -> Any:
@@ -160,6 +192,23 @@ class GraphModel:
             more = f" and {len(spread) - 3} more" if len(spread) > 3 else ""
             parts.append(f"drawn once per use: {', '.join(spread[:3])}{more}")
         return "; ".join(parts) or None
+
+    def section(self, key: str) -> DrawSection:
+        """The section keyed ``key`` (``"a5:body"``); ``KeyError`` if no open node has it."""
+        for section in self.sections:
+            if section.key == key:
+                return section
+        raise KeyError(f"GraphModel.section: no open inner graph has a section keyed {key!r}")
+
+    def sections_of(self, key: str) -> list[DrawSection]:
+        """The sections holding the node ``key``, outermost first (empty: it is not inside an open node)."""
+        found: list[DrawSection] = []
+        where = self.container.get(key)
+        while where is not None:
+            section = self.section(where)
+            found.append(section)
+            where = self.container.get(section.owner)
+        return found[::-1]
 
     def drawn_keys(self, key: str) -> list[str]:
         """The keys of the nodes that draw ``key``: itself, or its copies (a variable drawn once per use)."""
@@ -225,7 +274,8 @@ class GraphModel:
 
     def __repr__(self) -> str:
         note = f", {self.note}" if self.note else ""
-        return f"<GraphModel {self.style}: {len(self.nodes)} nodes, {len(self.edges)} edges{note}>"
+        opened = f", open: {', '.join(self.opened)}" if self.opened else ""
+        return f"<GraphModel {self.style}: {len(self.nodes)} nodes, {len(self.edges)} edges{note}{opened}>"
 
 
 def _name(var: Variable) -> str:

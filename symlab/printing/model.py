@@ -70,9 +70,11 @@ from symlab.printing.drawing import (
     DEFAULT_MAX_NODES,
     EDGE_KINDS,
     NODE_KINDS,
+    SECTION_STATES,
     STYLES,
     DrawEdge,
     DrawNode,
+    DrawSection,
     GraphModel,
     ident,
 )
@@ -84,9 +86,11 @@ __all__ = [
     "DEFAULT_MAX_NODES",
     "EDGE_KINDS",
     "NODE_KINDS",
+    "SECTION_STATES",
     "STYLES",
     "DrawEdge",
     "DrawNode",
+    "DrawSection",
     "GraphModel",
     "build_model",
     "build_part",
@@ -214,6 +218,9 @@ def build_model(
     key: Any = None,
     caller: str = "build_model",
     fold: Fold | None = None,
+    open_inner: Iterable[Any] = (),
+    section_states: Mapping[tuple[str, str], str] | None = None,
+    inner_max_nodes: int | None = None,
 ) -> GraphModel:
     """The :class:`GraphModel` of ``obj``: any object :func:`~symlab.printing.subject.subject_of` accepts.
 
@@ -240,6 +247,14 @@ def build_model(
     visible instead of folding by count (``max_nodes`` is then not read): the
     widgets' folding by meaning (:class:`~symlab.printing.grouping.GroupTree`).
 
+    ``open_inner`` lists the keys (or Apply nodes) of nodes with an inner graph to draw open, their sections
+    inside their box (:mod:`symlab.printing.opening`): an inner graph's objects are keyed
+    ``"<node key>/<inner key>"`` (``a5/v0``, nested ``a5/a2/a1``), and a nested node opens when its key is
+    listed too. ``section_states[(node key, label)]`` is ``"taken"`` or ``"skipped"`` (drawn greyed). Each
+    opened inner graph draws at most ``inner_max_nodes`` nodes (default: a share of ``max_nodes``, at least
+    12) before it is folded; they count toward ``max_nodes``. Keys that name no openable drawn node are
+    left alone (a picture asked of a graph that changed since still draws).
+
     >>> import symlab.tensor as st
     >>> x = st.dvector("x")
     >>> y = x
@@ -261,6 +276,14 @@ def build_model(
     model = GraphModel(style, subject)
     if not subject.is_graph:
         return _single(model)
+    from symlab.printing.opening import (  # see _single
+        check_states,
+        inner_budget,
+        mark_openable,
+        open_in_place,
+        open_keys,
+        plan_openings,
+    )
     from symlab.printing.painters import CompactPainter, DataflowPainter, StructurePainter  # see _single
 
     outputs, inputs = list(subject.outputs), list(subject.inputs)
@@ -268,6 +291,17 @@ def build_model(
     keys = _Keys(subject, order, leaves)
     marks = _marks(subject, highlight, classes, keys)
     lit = set(marks)
+    opened, open_nodes = open_keys(open_inner, keys, caller)
+    states = check_states(section_states, caller)
+    plans = plan_openings(order, keys, opened, subject.fgraph)
+    each = max_nodes
+    if plans:  # the open nodes and their branches' regions stay visible; their inner graphs use the budget
+        lit.update(id(node) for node, _ in plans.values())
+        lit.update(id(n) for _, sections in plans.values() for s in sections if not s.owned for n in s.nodes)
+        each, reserve = inner_budget(plans, style, max_nodes)
+        if inner_max_nodes is not None:
+            each = max(1, inner_max_nodes)
+        max_nodes = max(10, max_nodes - reserve)
     if fold is not None:
         painter = {"structure": StructurePainter, "dataflow": DataflowPainter}.get(style)
         if painter is None:
@@ -291,8 +325,11 @@ def build_model(
         fold = fold_graph(order, leaves, outputs, max_nodes, lit, compact_cost(set()))
         CompactPainter(model, fold, keys, marks, simple=var_with_name_simple).draw(outputs, inputs)
     _count(model, order, fold)
+    mark_openable(model)
     if lines:
         _add_lines(model, lines, keys)
+    if plans:
+        open_in_place(model, plans, build_model, each, opened, open_nodes, states, lines, classes, caller)
     return model
 
 
@@ -339,8 +376,11 @@ def build_part(
     outputs: Iterable[Variable] = (),
     classes: Mapping[str, Iterable[Any]] | None = None,
     uses: Any = None,
+    open_inner: Iterable[Any] = (),
 ) -> GraphModel:
     """The picture of a part of a graph: the Apply ``nodes`` (in order), under the whole graph's ``key``.
+
+    ``open_inner`` draws nodes of the part open, as :func:`build_model` does (a stepper's pane).
 
     The part starts where its nodes read variables computed outside it: each is drawn as the box of the
     node that computes it, without that node's own inputs. It ends at the variables no node of the part
@@ -380,7 +420,7 @@ def build_part(
             if o not in read or o in ends_wanted or (style == "compact" and uses(o) > 0)]
     cut = [i for n in nodes for i in n.inputs if i.owner is not None and i.owner not in inside]
     part = Subject("list", ends, tuple(ends), (), fgraph, key)
-    model = build_model(part, style, max_nodes=10**9, classes=classes, cut=cut, key=key)
+    model = build_model(part, style, max_nodes=10**9, classes=classes, cut=cut, key=key, open_inner=open_inner)
     if style == "compact":
         _cut_ends(model, ends, list(outputs), uses)
     return model

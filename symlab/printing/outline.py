@@ -62,7 +62,7 @@ from symlab.printing.folding import toposort
 from symlab.printing.model import STYLES, _Keys
 from symlab.printing.subject import GRAPH_KINDS, Subject, subject_of
 
-__all__ = ["OutlineRow", "outline", "outline_markdown", "outline_pairs", "outline_text", "tree_marks"]
+__all__ = ["OutlineRow", "open_outline", "outline", "outline_markdown", "outline_pairs", "outline_text", "tree_marks"]
 
 #: Written after a row whose node was written above (its inputs are not written again).
 REPEAT_MARK = " …"
@@ -80,7 +80,7 @@ class OutlineRow(TypedDict):
 
 
 def outline(obj: Any, style: str = "compact", *, key: Callable[[Any], str] | None = None,
-            caller: str = "outline") -> list[OutlineRow]:
+            caller: str = "outline", open_inner: Iterable[str] = ()) -> list[OutlineRow]:
     """The rows of ``obj``'s tree (any object :func:`debugprint` prints), keyed as its ``style`` of picture.
 
     ``style`` is a :func:`~symlab.printing.model.build_model` style:
@@ -89,9 +89,25 @@ def outline(obj: Any, style: str = "compact", *, key: Callable[[Any], str] | Non
     node or variable (default: the graph's own keys, or for bare variables
     the numbering :func:`~symlab.printing.model.build_model` gives them).
     Inputs of a graph that no output uses close the outline, at depth 0.
-    ``caller`` names the function in error messages.
+    ``caller`` names the function in error messages. ``open_inner`` lists
+    the keys of nodes with an inner graph written open: under the node's
+    row, one row per section (keyed ``<node key>:<label>``), and under an
+    owned section its graph's rows, keyed as the pictures key them
+    (``a8/a2``); a nested node opens when its key is listed too.
 
+    >>> import symlab
     >>> import symlab.tensor as st
+    >>> x = st.dvector("x")
+    >>> f = symlab.function([x], st.exp(x) * 2)
+    >>> print(outline_text(outline(f, open_inner=["a9"])))
+      Elemwise{Composite{(exp(i0) * 2)},no_inplace} [a9]
+        body:
+          mul [a9/a4]
+            exp [a9/a1]
+              i0 [a9/v0]
+            Constant{2} [a9/v3]
+        x [v0]
+
     >>> a, b = st.dscalar("a"), st.dscalar("b")
     >>> s = a * b
     >>> [(r["key"], r["depth"], r["text"]) for r in outline(s + s, style="dataflow")]
@@ -102,11 +118,11 @@ def outline(obj: Any, style: str = "compact", *, key: Callable[[Any], str] | Non
     ...
     TypeError: outline expects a Variable, ... or a TraceCursor; received TensorType
     """
-    return [row for row, _ in outline_pairs(obj, style, key=key, caller=caller)]
+    return [row for row, _ in outline_pairs(obj, style, key=key, caller=caller, open_inner=open_inner)]
 
 
 def outline_pairs(obj: Any, style: str = "compact", *, key: Callable[[Any], str] | None = None,
-                  caller: str = "outline") -> list[tuple[OutlineRow, Variable]]:
+                  caller: str = "outline", open_inner: Iterable[str] = ()) -> list[tuple[OutlineRow, Variable]]:
     """The rows of :func:`outline`, each with the variable it writes (for a view that adds to a row: a value).
 
     >>> import symlab.tensor as st
@@ -149,7 +165,110 @@ def outline_pairs(obj: Any, style: str = "compact", *, key: Callable[[Any], str]
             seen.add(id(var))
             pairs.append(({"key": key(var), "depth": 0, "text": f"{_one_line(str(var))} [{key(var)}]",
                            "repeat": False, "also": []}, var))
-    return pairs
+    opened = {open_inner} if isinstance(open_inner, str) else set(open_inner)
+    return _open_rows(pairs, key, style, opened, subject.fgraph, caller) if opened else pairs
+
+
+def open_outline(pairs: list[tuple[OutlineRow, Variable]], key: Callable[[Any], str], style: str,
+                 open_inner: Iterable[str], fgraph: Any = None,
+                 caller: str = "outline") -> list[tuple[OutlineRow, Variable]]:
+    """The rows of :func:`outline_pairs` (without ``open_inner``) with the nodes ``open_inner`` written open, as
+    ``outline_pairs(..., open_inner=...)`` writes them; ``pairs`` is left as it was (a view keeps them while its
+    graph does not change). ``key`` is the one ``pairs`` were keyed with, ``fgraph`` the graph (or ``None``).
+
+    >>> import symlab
+    >>> import symlab.tensor as st
+    >>> x = st.dvector("x")
+    >>> f = symlab.function([x], st.exp(x) * 2)
+    >>> fg = f.maker.fgraph
+    >>> pairs = outline_pairs(f)
+    >>> [r["key"] for r, _ in open_outline(pairs, fg.key, "compact", ["a9"], fg)] == [
+    ...     r["key"] for r in outline(f, open_inner=["a9"])]
+    True
+    >>> len(pairs)
+    2
+    """
+    # copies: the depths change where a branch moves under its section
+    copies: list[tuple[OutlineRow, Variable]] = [(OutlineRow(**row), var) for row, var in pairs]
+    opened = {open_inner} if isinstance(open_inner, str) else set(open_inner)
+    return _open_rows(copies, key, style, opened, fgraph, caller) if opened else copies
+
+
+def _open_rows(pairs: list[tuple[OutlineRow, Variable]], key: Callable[[Any], str], style: str,
+               opened: set[str], fgraph: Any, caller: str) -> list[tuple[OutlineRow, Variable]]:
+    """``pairs`` with the sections of the open nodes written under their rows (not under a repeat).
+
+    An owned section's rows are its own graph's, after the section's row; a branch region's section row
+    takes the subtrees of the node's inputs that branch computes, one level deeper.
+    """
+    from symlab.graph.inner_graph import inner_sections
+    from symlab.printing.opening import caption
+
+    out: list[tuple[OutlineRow, Variable]] = []
+    i = 0
+    while i < len(pairs):
+        row, var = pairs[i]
+        out.append((row, var))
+        i += 1
+        node = var.owner
+        if node is None or row["repeat"] or key(node) not in opened:
+            continue
+        depth = int(row["depth"])
+        end = i
+        while end < len(pairs) and int(pairs[end][0]["depth"]) > depth:
+            end += 1
+        children, i = pairs[i:end], end
+        subtrees: list[list[tuple[OutlineRow, Variable]]] = []
+        for child in children:
+            if int(child[0]["depth"]) == depth + 1 or not subtrees:
+                subtrees.append([])
+            subtrees[-1].append(child)
+        sections = inner_sections(node, fgraph)
+        branch_of: dict[int, int] = {}  # input position -> the region section computing it
+        if len(subtrees) == len(node.inputs):
+            for s, section in enumerate(sections):
+                if not section.owned:
+                    branch_of.update((k, s) for k, inp in enumerate(node.inputs)
+                                     if any(inp is o for o in section.outputs))
+        for section in sections:
+            if section.owned:
+                out += _owned_rows(node, section, key(node), depth + 1, style, opened, caller, var)
+        for k, subtree in enumerate(subtrees):
+            if k not in branch_of:
+                out += _open_rows(subtree, key, style, opened, fgraph, caller)
+        for s, section in enumerate(sections):
+            if section.owned:
+                continue
+            text = f"{_one_line(caption(section))}:" + ("" if s in branch_of.values() else " (computed elsewhere)")
+            out.append(({"key": f"{key(node)}:{section.label}", "depth": depth + 1, "text": text, "repeat": False,
+                         "also": []}, var))
+            for k, subtree in enumerate(subtrees):
+                if branch_of.get(k) == s:
+                    for sub_row, sub_var in _open_rows(subtree, key, style, opened, fgraph, caller):
+                        sub_row["depth"] = int(sub_row["depth"]) + 1
+                        out.append((sub_row, sub_var))
+    return out
+
+
+def _owned_rows(node: Any, section: Any, node_key: str, depth: int, style: str, opened: set[str], caller: str,
+                var: Variable) -> list[tuple[OutlineRow, Variable]]:
+    """The row of an owned section and, under it, the rows of its graph keyed ``<node key>/<inner key>``."""
+    from symlab.printing.opening import caption, inner_fgraph
+
+    rows: list[tuple[OutlineRow, Variable]] = [({"key": f"{node_key}:{section.label}", "depth": depth,
+                                                 "text": f"{_one_line(caption(section))}:", "repeat": False,
+                                                 "also": []}, var)]
+    fg = inner_fgraph(node.op, section)
+    inner = Subject("list", section, tuple(section.outputs), tuple(section.inputs), fg, fg.key if fg is not None else None)
+    own = fg.key if fg is not None else _Keys(inner, *toposort(list(section.outputs)))
+
+    def prefixed(obj: Any) -> str:
+        return f"{node_key}/{own(obj)}"
+
+    for inner_row, inner_var in outline_pairs(inner, style, key=prefixed, caller=caller, open_inner=opened):
+        inner_row["depth"] = int(inner_row["depth"]) + depth + 1
+        rows.append((inner_row, inner_var))
+    return rows
 
 
 def outline_text(rows: Iterable[Mapping[str, Any]], selected: str = "",

@@ -32,6 +32,7 @@ def pydotprint(
     max_nodes: int = DEFAULT_MAX_NODES,
     print_output_file: bool = True,
     return_image: bool = False,
+    open_inner: Any = (),
 ) -> Any:
     """Draw ``obj`` (a Variable, a list of them, a FunctionGraph, a compiled Function...) into ``outfile``.
 
@@ -41,10 +42,14 @@ def pydotprint(
     directories are created. ``var_with_name_simple=True`` labels named
     variables by their name only (otherwise name and type).
     ``return_image=True`` returns the bytes instead of writing a file.
+    ``open_inner`` lists the keys (or Apply nodes) of nodes whose inner
+    graphs (a fused ``Composite``, an ``OpFromGraph``, an ``ifelse``'s
+    branches) are drawn open, in place.
     """
     if format not in FORMATS:
         raise ValueError(f"pydotprint: format must be one of {FORMATS}, received {format!r}")
-    graph = diagram(obj, style=style, highlight=highlight, max_nodes=max_nodes, var_with_name_simple=var_with_name_simple)
+    graph = diagram(obj, style=style, highlight=highlight, max_nodes=max_nodes,
+                    var_with_name_simple=var_with_name_simple, open_inner=open_inner)
     if format == "dot":
         data = graph.source.encode("utf-8")
     else:

@@ -31,6 +31,7 @@ import subprocess
 import xml.etree.ElementTree as ET
 from collections import defaultdict
 from html.parser import HTMLParser
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -552,3 +553,69 @@ def test_an_executed_notebook_exported_to_html_runs_no_user_data(g, checks, tmp_
              if key not in ("_esm", "_css", *SVG_TRAITS) for text in strings(value)]
     # the sliders' labels (the inputs' names) and the step list (the rule's name), as they are
     check_widget_text(checks, "exported notebook HTML (widget state)", texts, [*g.names[:7], g.rule_name])
+
+
+# -- inner graphs: an OpFromGraph and an ifelse, their inner variables named -------------------------------------------
+@pytest.fixture(scope="module")
+def inner():
+    """``ifelse(c > 0, op(a, b), b)`` named ``HOSTILE[4]``; the OpFromGraph ``op`` is named ``HOSTILE[0]``, its inner
+    input, intermediate and output carry ``HOSTILE[6]``, ``HOSTILE[8]`` and ``HOSTILE[13]``; its outer inputs and
+    output ``HOSTILE[1]``, ``HOSTILE[2]``, ``HOSTILE[3]``."""
+    from symlab.compile.builders import OpFromGraph
+    from symlab.ifelse import ifelse
+
+    u, w = st.dscalar(HOSTILE[6]), st.dscalar(HOSTILE[9])
+    middle = st.exp(u) * w
+    middle.name = HOSTILE[8]
+    result = middle + 1.0
+    result.name = HOSTILE[13]
+    op = OpFromGraph([u, w], [result], name=HOSTILE[0])
+    a, b, c = st.dscalar(HOSTILE[1]), st.dscalar(HOSTILE[2]), st.dscalar(HOSTILE[10])
+    applied = op(a, b)
+    applied.name = HOSTILE[3]
+    out = ifelse(c > 0, applied, b, name=HOSTILE[4])
+    out.name = HOSTILE[12]
+    fg = FunctionGraph([a, b, c], [out])
+    return SimpleNamespace(op=op, out=out, fg=fg, outer=[HOSTILE[k] for k in (1, 2, 3, 10, 12)],
+                           inner=[HOSTILE[k] for k in (6, 9, 8, 13)], ops=[HOSTILE[0], HOSTILE[4]])
+
+
+def test_inner_graph_names_are_literal_in_debugprint_and_pprint(inner, checks):
+    names = inner.outer + inner.inner + inner.ops
+    literal(checks, "debugprint, inner graphs in a section", symlab.dprint(inner.out, file="str"), names)
+    literal(checks, "debugprint, inner graphs inline", symlab.dprint(inner.out, file="str", inner="inline"), names)
+    text = symlab.dprint(inner.out, file="str", inner="inline")
+    assert f"{HOSTILE[6]} [id " in text and f"← {HOSTILE[1]} [id " in text  # the wiring names both, as they are
+    literal(checks, "pprint of an ifelse and an OpFromGraph", symlab.pprint(inner.out),
+            [HOSTILE[0], HOSTILE[1], HOSTILE[2], HOSTILE[10]])
+
+
+@pytest.mark.parametrize("style", ["structure", "dataflow"])
+def test_opened_inner_graphs_escape_every_name_in_dot_and_svg(inner, checks, style):
+    from symlab.printing.diagram import diagram
+
+    nodes = {str(n.op): n for n in inner.fg.toposort()}
+    opened = [nodes[f"{HOSTILE[0]}{{inline=False}}"], nodes[f"if{{{HOSTILE[4]}}}"]]
+    source = diagram(inner.fg, style=style, max_nodes=1000, open_inner=opened).source
+    svg = check_dot(checks, f"DOT of opened inner graphs ({style})", source, inner.outer + inner.inner + inner.ops)
+    check_svg(checks, f"SVG of opened inner graphs ({style})", svg, inner.outer + inner.inner, [])
+    texts, _ = svg_texts(svg)
+    for name in inner.ops:  # an op's box shows its name, as it is, in its label
+        assert any(name in t for t in texts), name
+        checks[f"SVG of opened inner graphs ({style}, ops)"].add(name)
+
+
+def test_the_display_and_the_graph_view_of_inner_graphs_keep_names_as_they_are(inner, checks):
+    from symlab.notebook import GraphView
+    from symlab.notebook.reprs import DOT, PLAIN, SVG, mimebundle
+
+    bundle = mimebundle(inner.out)
+    literal(checks, "text/plain of an ifelse of an OpFromGraph", bundle[PLAIN], [inner.outer[-1]])
+    check_dot(checks, "display DOT of inner-graph ops", bundle[DOT], [*inner.outer[:3], HOSTILE[10], *inner.ops])
+    check_svg(checks, "display SVG of inner-graph ops", bundle[SVG], [*inner.outer[:2], HOSTILE[10]], [])
+    view = GraphView(inner.fg, style="structure")
+    for node in list(view.fgraph.toposort()):
+        if str(node.op).startswith((HOSTILE[0], "if{")):
+            view.expand(node)
+    check_widget_text(checks, "GraphView data, inner graphs open", [widget_text(view)], inner.outer + inner.ops)
+    check_svg(checks, "GraphView SVG, inner graphs open", view.svg, inner.outer + inner.inner, [])

@@ -18,7 +18,7 @@ function renderGraphView({ model, el: host }) {
     if (kind === "expand" || kind === "collapse") send({ type: kind, key });
     else send({ type: "select", key });
   };
-  const picture = new Picture(model, (key) => pick(key));
+  const picture = new Picture(model, (key, kind) => pick(key, kind)); // kind: a node's inner-graph button
 
   const styleSelect = el("select", "sl-select");
   styleSelect.setAttribute("aria-label", "style of the picture");

@@ -64,6 +64,50 @@ function drawingSize(svg) {
   return { width, height, fontPt: font * unit };
 }
 
+// The box of a node's shape from its attributes (no layout needed: the picture may not be shown yet).
+function shapeBox(g) {
+  const shape = g.querySelector("polygon, ellipse");
+  if (!shape) return null;
+  if (shape.localName === "ellipse") {
+    const [cx, cy, rx, ry] = ["cx", "cy", "rx", "ry"].map((a) => parseFloat(shape.getAttribute(a)));
+    return [cx - rx, cy - ry, cx + rx, cy + ry].every(Number.isFinite) ? [cx - rx, cy - ry, cx + rx, cy + ry] : null;
+  }
+  const xy = (shape.getAttribute("points") || "").trim().split(/[\s,]+/).map(Number).filter(Number.isFinite);
+  if (xy.length < 4) return null;
+  const xs = xy.filter((_, i) => i % 2 === 0);
+  const ys = xy.filter((_, i) => i % 2 === 1);
+  return [Math.min(...xs), Math.min(...ys), Math.max(...xs), Math.max(...ys)];
+}
+
+// A node whose op has an inner graph (class "openable") gets a small round button at its top right: "+" asks
+// Python to open the inner graph in place, "−" (the node is drawn "open") to close it. The key and the action
+// go to Python, which decides; the button's shapes are made here, no text from the picture is read into them.
+function addToggles(svg) {
+  for (const g of svg.querySelectorAll("g.node.openable[data-key]")) {
+    const box = shapeBox(g);
+    if (!box) continue;
+    const open = g.classList.contains("open");
+    const r = 7;
+    const cx = box[2] - 2;
+    const cy = box[1] + 2;
+    const toggle = document.createElementNS(SVG_NS, "g");
+    toggle.setAttribute("class", `sl-toggle${open ? " sl-toggle-open" : ""}`);
+    toggle.dataset.key = g.dataset.key;
+    toggle.dataset.action = open ? "collapse" : "expand";
+    const title = document.createElementNS(SVG_NS, "title");
+    title.textContent = open ? "close the inner graph" : "open the inner graph in place";
+    const circle = document.createElementNS(SVG_NS, "circle");
+    circle.setAttribute("cx", String(cx));
+    circle.setAttribute("cy", String(cy));
+    circle.setAttribute("r", String(r));
+    const sign = document.createElementNS(SVG_NS, "path");
+    const bar = `M${cx - 4},${cy} L${cx + 4},${cy}`;
+    sign.setAttribute("d", open ? bar : `${bar} M${cx},${cy - 4} L${cx},${cy + 4}`);
+    toggle.append(title, circle, sign);
+    g.append(toggle);
+  }
+}
+
 // A picture of a view: `root` (.sl-picture-frame) is what a view places; inside it the scrolling pane
 // `scroller` (.sl-picture, holding the drawn <svg>), the minimap and the status line. `update(svgText)` shows a
 // drawing, `mark(classes)` paints Python's marks, `reveal(keys)` brings keys into view, `dispose()` stops it.
@@ -114,6 +158,11 @@ class Picture {
     this.scroller.addEventListener("click", (event) => {
       if (this.dragged) { // the end of a drag, not a click
         this.dragged = false;
+        return;
+      }
+      const toggle = event.target.closest("g.sl-toggle"); // a node's inner graph: open or close it
+      if (toggle && this.scroller.contains(toggle) && toggle.dataset.key) {
+        onPick(toggle.dataset.key, toggle.dataset.action);
         return;
       }
       const g = event.target.closest("g.node, g.edge");
@@ -237,6 +286,7 @@ class Picture {
       this.schedule();
       return;
     }
+    addToggles(svg);
     const size = drawingSize(svg);
     this.width = size.width;
     this.height = size.height;
@@ -495,6 +545,7 @@ class Picture {
     copy.removeAttribute("style");
     copy.setAttribute("class", "sl-minimap-svg");
     copy.setAttribute("aria-hidden", "true");
+    for (const toggle of copy.querySelectorAll("g.sl-toggle")) toggle.remove(); // no buttons in the overview
     for (const g of copy.querySelectorAll("g[class], g[data-key]")) {
       g.removeAttribute("class");
       g.removeAttribute("data-key");
