@@ -51,12 +51,14 @@ _KEEP = "keep"
 
 class PaneSpec(NamedTuple):
     """What a pane draws: ``kind`` ``"whole"`` (the graph at ``state``, folded) or ``"part"`` (the nodes
-    around ``centre``, keys); ``keep`` are keys of nodes folding must leave visible (whole pictures)."""
+    around ``centre``, keys); ``keep`` are keys of nodes folding must leave visible (whole pictures);
+    ``open`` the keys of the nodes drawn open, their inner graph inside them (``a5``, ``a5/a2``)."""
 
     kind: str
     state: int
     centre: tuple[str, ...]
     keep: tuple[str, ...] = ()
+    open: tuple[str, ...] = ()
 
 
 @dataclass
@@ -106,11 +108,11 @@ def build_layout(cursor: Any, spec: PaneSpec, style: str, max_nodes: int) -> Lay
         from dataclasses import replace
 
         subject = replace(subject_of(cursor), created=())
-        model = build_model(subject, style, max_nodes=max_nodes, classes={_KEEP: keep})
+        model = build_model(subject, style, max_nodes=max_nodes, classes={_KEEP: keep}, open_inner=spec.open)
     else:
         region = neighbourhood(fg, _objects(cursor, spec.centre))
         order = sorted(region, key=lambda n: _serial(cursor, n))
-        model = build_part(order, style, cursor.key, fg, fg.outputs)
+        model = build_part(order, style, cursor.key, fg, fg.outputs, open_inner=spec.open)
         hidden = len(fg._nodes) - len(region)
         notes = (f"the {len(region)} nodes around this step's change; {hidden} nodes hidden "
                  "(stepper.full = True, or 'whole graph', draws all of it)",)

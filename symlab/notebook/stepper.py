@@ -14,6 +14,10 @@ replaced, and the line that would exclude it (:mod:`~symlab.notebook.rule_card`;
 :mod:`~symlab.notebook.rule_source`). Refused attempts are steps too, with the reason they were refused.
 ``stepper.check()`` compares a step's graphs on random inputs (:mod:`~symlab.notebook.step_check`),
 ``stepper.export_html(path)`` writes every step as one page (:mod:`~symlab.notebook.stepper_export`).
+Inner graphs (:mod:`~symlab.notebook.step_nesting`): ``stepper.expand(node_or_key)`` draws a node with an
+inner graph (a fused ``Composite``, an ``OpFromGraph``, an ``ifelse``) open in both panes, and
+``stepper.step_into(node_or_key)`` returns a stepper over the rewrite of that node's own inner graph, with the
+same rules on a copy (``inner.parent``, ``inner.step_out()``), shown in place in the widget with a way back.
 
 The controls have Python twins: ``stepper.step`` (settable), ``stepper.current``, ``stepper.graph``,
 ``stepper.next()``, ``stepper.prev()``, ``stepper.find(rule=...)``:
@@ -53,10 +57,12 @@ from symlab.notebook.rule_card import exclude_line, step_card, step_row
 from symlab.notebook.rule_source import rule_source_at, shown_path
 from symlab.notebook.step_check import check_step
 from symlab.notebook.step_diff import diff_text, step_diff
+from symlab.notebook.step_nesting import InnerSteps
 from symlab.notebook.step_pictures import Layout, PaneCache, PaneSpec, paint_svg
+from symlab.notebook.step_why import WhyNot
 from symlab.notebook.stepper_export import export_page
 from symlab.notebook.widget import ViewWidget, code_span
-from symlab.rewriting.trace import ReplayError, RewriteStep, RewriteTrace
+from symlab.rewriting.trace import RewriteStep, RewriteTrace
 
 __all__ = ["RewriteStepper", "exclude_line", "rule_source_at", "shown_path"]
 
@@ -97,7 +103,7 @@ def _trace_of(source: Any, include: Any, exclude: Any) -> RewriteTrace:
     )
 
 
-class RewriteStepper(ViewWidget):
+class RewriteStepper(WhyNot, InnerSteps, ViewWidget):
     """Step through a rewrite; see the module documentation."""
 
     step = traitlets.Int(0).tag(sync=True)
@@ -117,6 +123,10 @@ class RewriteStepper(ViewWidget):
     #: Keys of the nodes the step removed (drawn in "before") and created (in "after"): what the browser shows.
     reveal_before = traitlets.List().tag(sync=True)
     reveal_after = traitlets.List().tag(sync=True)
+    #: The keys of the nodes drawn open (``stepper.expand(key)``), and the levels shown: this stepper, then the
+    #: steppers into inner graphs shown in place (``[{"title", "depth", "total"}]``; :mod:`~symlab.notebook.step_nesting`).
+    open_keys = traitlets.List().tag(sync=True)
+    nest = traitlets.List().tag(sync=True)
 
     def __init__(self, source: Any, include: Any = ("fast_run",), exclude: Any = (), style: str = "compact",
                  max_nodes: int = PANE_MAX_NODES) -> None:
@@ -132,7 +142,10 @@ class RewriteStepper(ViewWidget):
         self._small = len(self.trace._start_nodes) <= NEIGHBOURHOOD_FROM
         self._attempts_error: str | None = None
         self._ready = False
-        super().__init__(view="stepper", total=len(self.trace), steps=[step_row(s) for s in self.trace.steps])
+        self._init_inner()
+        self._drawn_after: set[str] = set()
+        super().__init__(view="stepper", total=len(self.trace), steps=self._step_rows())
+        self.nest = self._nest()
         self._ready = True
         with self.answer():
             self._draw()
@@ -182,14 +195,36 @@ class RewriteStepper(ViewWidget):
             raise traitlets.TraitError(f"RewriteStepper.step must be in 0..{self.total} (0: unoptimized), received {k}")
         return k
 
+    def _step_rows(self) -> list[list[Any]]:
+        return [step_row(s) for s in self.trace.steps]
+
     @traitlets.observe("step", "compare", "full")
     def _redraw(self, change: Any) -> None:
-        if self._ready:
-            with self.answer():
-                self._draw()
-            self._prefetch()
+        if not self._ready or self._mirroring:
+            return
+        if self._stack:  # an inner stepper is shown in place: the controls drive it (and it is mirrored back)
+            setattr(self._stack[-1], change["name"], change["new"])
+            return
+        with self.answer():
+            self._draw()
+        self._prefetch()
 
     # -- browser messages -------------------------------------------------------------------------------
+    def _on_browser_message(self, widget: Any, content: Any, buffers: Any) -> None:
+        inner = self._routed(content)  # an inner stepper shown in place: its controls are the ones on screen
+        if inner is None:
+            super()._on_browser_message(widget, content, buffers)
+            return
+        try:
+            handler = getattr(inner, f"_on_{content['type']}", None)
+            if handler is not None:
+                handler(content)
+        except Exception as err:  # said on the inner stepper, which the widget mirrors
+            with inner.answer():
+                inner.notice = f"{type(err).__name__}: {err}"
+        finally:
+            self.send({"type": "ack"})
+
     def _on_goto(self, content: dict[str, Any]) -> None:
         target = content.get("step")
         if isinstance(target, int) and 0 <= target <= self.total:
@@ -220,85 +255,13 @@ class RewriteStepper(ViewWidget):
         with self.answer():
             self.card = {**self.card, "source": self.rule_source()}
 
-    # -- why not -------------------------------------------------------------------------------------------
-    def why_not(self, node: Any) -> list[dict[str, Any]]:
-        """The rules tried on ``node`` and what came of each: applied, refused (and why), or no match.
-
-        ``node`` is a node of the rewritten graph, a copy the stepper drew, or its key, at any step.
-        Applied and refused attempts are steps, always known; rules tried without a match are known when
-        attempts were recorded, and learnt otherwise, on the first question, by rewriting the starting
-        graph again with attempts recorded (:meth:`RewriteTrace.record_attempts`).
-        """
-        live = self._live(node)
-        found: dict[tuple[str, str], dict[str, Any]] = {}
-
-        def add(rule: str, outcome: str, step: int | None, reason: str) -> None:
-            entry = found.setdefault((rule, outcome), {"rule": rule, "outcome": outcome, "steps": [], "times": 0,
-                                                       "reason": reason})
-            entry["times"] += 1
-            if step is not None and step not in entry["steps"]:
-                entry["steps"].append(step)
-
-        attempts = self._attempts_on(live)
-        for attempt in attempts or ():
-            if attempt.outcome == "no match":
-                add(attempt.rule, "no match", None, "its pattern did not match this node")
-        for step in self.trace.steps:
-            if step.node is live:
-                add(step.rule, "applied" if step.accepted else "refused", step.index, step.reason)
-        result = sorted(found.values(), key=lambda e: (e["steps"][0] if e["steps"] else 10**9, e["rule"]))
-        if attempts is None:
-            result.append({"rule": "", "outcome": "unknown", "steps": [], "times": 0,
-                           "reason": f"rules that did not match are not known: {self._attempts_error}"})
-        return result
-
-    def _attempts_on(self, live: Any) -> Any:
-        if self.trace.attempts is None and self._attempts_error is None:
-            try:
-                self.trace.record_attempts()
-            except ReplayError as err:
-                self._attempts_error = str(err)
-        return self.trace.attempts_on(live)
-
-    def _live(self, node: Any) -> Any:
-        if isinstance(node, str):
-            try:
-                return self.trace.by_key(node)
-            except KeyError:
-                raise ValueError(f"RewriteStepper.why_not: no node of this rewrite has the key {node!r}") from None
-        try:
-            return self._cursor.origin(node)
-        except KeyError:
-            pass
-        try:
-            self.trace.key(node)
-        except KeyError:
-            raise ValueError(f"RewriteStepper.why_not: {node!r} is not a node of this rewrite") from None
-        return node
-
-    def _on_why(self, content: dict[str, Any]) -> None:
-        key = content.get("key")
-        if not isinstance(key, str):
-            return
-        if key.startswith("out") and key[3:].isdigit():  # a graph output: the node computing it at this step
-            self._cursor.seek(self.step)
-            outputs = self._cursor.fgraph.outputs
-            k = int(key[3:])
-            owner = outputs[k].owner if k < len(outputs) else None
-            if owner is None:
-                return
-            key = self._cursor.key(owner)
-        try:
-            node = self.trace.by_key(key)
-        except KeyError:
-            return
-        if not hasattr(node, "op"):  # a variable: ask about the node that computes it
-            node = node.owner
-            if node is None:
-                return
-        rows = self.why_not(node)
-        with self.answer():
-            self.card = {**self.card, "why": {"node": str(node), "key": key, "rows": rows}}
+    def close(self) -> None:
+        """Close the widget, and the inner steppers it shows in place."""
+        for inner in reversed(self.__dict__.get("_stack", [])):
+            inner.unobserve(self._mirror_answer, names="drawn")
+            inner.close()
+        self.__dict__["_stack"] = []
+        super().close()
 
     # -- check -----------------------------------------------------------------------------------------------
     def check(self, trials: int = 3, seed: int = 0) -> dict[str, Any]:
@@ -366,7 +329,7 @@ class RewriteStepper(ViewWidget):
             keep += self._changed(state)[1]
         if state < self.total:
             keep += self._changed(state + 1)[0]
-        return PaneSpec("whole", state, (), tuple(dict.fromkeys(keep)))
+        return PaneSpec("whole", state, (), tuple(dict.fromkeys(keep)), self._pane_open())
 
     def _frame(self, k: int, compare: bool) -> dict[str, Any]:
         """What step ``k`` shows: the two panes' specs and marks, their titles (no drawing yet)."""
@@ -381,7 +344,8 @@ class RewriteStepper(ViewWidget):
         if self._small or self.full:
             before, after = self._whole(k - 1), self._whole(k)
         else:
-            before, after = PaneSpec("part", k - 1, before_keys), PaneSpec("part", k, after_keys)
+            opened = self._pane_open()
+            before, after = PaneSpec("part", k - 1, before_keys, (), opened), PaneSpec("part", k, after_keys, (), opened)
         removed = {self.trace.key(n): "removed" for n in step.removed}
         created = {self.trace.key(n): "created" for n in step.created} if step.accepted else {}
         status = "" if step.accepted else " (refused: unchanged)"
@@ -424,6 +388,8 @@ class RewriteStepper(ViewWidget):
         if self.before_svg == "" and self.after_svg == "" and self.total:
             hidden.append("Graphviz is not installed: no pictures (the rule card still works).")
         self.notice = " ".join(hidden)
+        self._drawn_after = drawn[1]
+        self.open_keys = list(self._open)
 
     def _keep_picture(self, slot: str, layout: Layout, marks: dict[str, str]) -> None:
         """Remember ``slot``'s model, marked, for the Markdown fallback's PNG (as ``show_picture`` does)."""
@@ -457,8 +423,15 @@ class RewriteStepper(ViewWidget):
         self._panes.prefetch(moves)
 
     def _card(self, k: int | None = None) -> dict[str, Any]:
-        """The rule card of step ``k`` (default: the current step)."""
-        return step_card(self.trace, self.step if k is None else k)
+        """The rule card of step ``k`` (default: the current step).
+
+        Inside a node (a stepper stepped into), the line that leaves the rule out is the outermost rewrite's:
+        an inner graph is rewritten with the outer rewrite's rules, so that is where a rule is left out.
+        """
+        card = step_card(self.trace, self.step if k is None else k)
+        if self.parent is not None and "exclude" in card:
+            card["exclude"] = exclude_line(self._root().trace, card["rule"])
+        return card
 
     # -- displays ------------------------------------------------------------------------------------------
     def summary(self) -> str:
@@ -470,10 +443,21 @@ class RewriteStepper(ViewWidget):
             if s.applied and s.refused:
                 text += f" ({s.refused} refused)"
             counts.append(text)
-        return f"RewriteStepper: step {self.step}/{self.total}; " + (", ".join(counts) or "no steps")
+        where = f" {self._where}" if self.parent is not None else ""
+        text = f"RewriteStepper{where}: step {self.step}/{self.total}; " + (", ".join(counts) or "no steps")
+        if self._open:
+            text += f"; open: {', '.join(self._open)}"
+        if self._stack:
+            top = self._stack[-1]
+            text += f"; showing the rewrite {top._where} (step {top.step}/{top.total})"
+        return text
 
     def markdown(self) -> str:
-        lines = [f"**RewriteStepper**: step {self.step} of {self.total}", "",
+        if self._stack:  # the inner stepper shown in place is what the widget shows
+            levels = " › ".join(code_span(level["title"], table=False) for level in self.nest)
+            return f"**RewriteStepper**, showing the rewrite of an inner graph: {levels}\n\n{self._stack[-1].markdown()}"
+        where = f" {code_span(self._where, table=False)}" if self.parent is not None else ""
+        lines = [f"**RewriteStepper**{where}: step {self.step} of {self.total}", "",
                  "| step | phase | rule | status | reason |", "|---|---|---|---|---|"]
         for step in self.trace.steps[:MARKDOWN_MAX_ROWS]:
             status = "applied" if step.accepted else "refused"

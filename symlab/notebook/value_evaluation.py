@@ -1,6 +1,7 @@
 """Evaluating a graph for the values view: every value and gradient at once, and where a NaN or inf is born.
 
-The values are those of ``Variable.eval`` (:func:`symlab.graph.evaluate.evaluate`, each op's ``perform``),
+The values are those of ``Variable.eval`` (each op's ``perform``), computed as lazily as the graph runs: a
+branch not taken by an ``ifelse`` is not computed (:mod:`~symlab.notebook.inner_values`),
 the gradients those of :func:`symlab.gradient.grad` (reverse mode, asked once for every variable on a path
 from ``wrt`` to the cost, then evaluated with the values). A NaN or an infinity is *born* at a node whose
 output has one while none of its inputs has (or at an input or constant holding one); the nodes it then
@@ -10,7 +11,7 @@ flows through *carry* it. Nothing here changes the graph.
 >>> from symlab.notebook.value_arguments import ValuesGraph
 >>> x = st.dscalar("x")
 >>> graph = ValuesGraph(st.exp(st.log(x - 1)), "example")
->>> values, _ = evaluate_all(graph, {}, graph.read_inputs({x: 0.0}), "example")
+>>> values, _, _ = evaluate_all(graph, {}, graph.read_inputs({x: 0.0}), "example")
 >>> spread = NanSpread.find(graph, values)
 >>> [str(node.op) for node in spread.origins], [str(node.op) for node in spread.carriers]
 (['Elemwise{log,no_inplace}'], ['Elemwise{exp,no_inplace}'])
@@ -23,9 +24,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from symlab.graph.basic import Apply, Constant, Variable
+from symlab.notebook.inner_values import Branch, SectionCache, evaluate_lazily
 from symlab.notebook.value_arguments import ValuesGraph, short_name
 from symlab.notebook.value_text import describe, has_nan_inf, nan_words, value_lines
 
@@ -66,18 +66,22 @@ def gradient_graphs(graph: ValuesGraph, wrt: list[Variable]) -> tuple[dict[Varia
     return grads, no_grad
 
 
-def evaluate_all(graph: ValuesGraph, grads: dict[Variable, Variable], inputs: dict[Variable, Any],
-                 caller: str) -> tuple[dict[Variable, Any], dict[Variable, Any]]:
-    """Every variable's value and every gradient, in one evaluation (the gradients reuse the values).
+def evaluate_all(graph: ValuesGraph, grads: dict[Variable, Variable], inputs: dict[Variable, Any], caller: str,
+                 sections: SectionCache | None = None) -> tuple[dict[Variable, Any], dict[Variable, Any],
+                                                               dict[Apply, Branch]]:
+    """Every value the graph computes, every gradient, and what each branch node chose.
 
-    An evaluation that fails raises the same kind of error, saying with which inputs (``caller`` first).
+    The graph runs lazily, as it runs compiled (:func:`~symlab.notebook.inner_values.evaluate_lazily`): the
+    nodes only a branch not taken needs are not computed, and have no value. The gradients reuse the values;
+    a variable without a value gets no gradient (what computing it would need is computed apart, never shown
+    as a value). An evaluation that fails raises the same kind of error, saying with which inputs (``caller``
+    first).
     """
-    from symlab.graph.evaluate import evaluate
-
-    targets = [*graph.variables, *grads.values()]
     try:
-        with np.errstate(all="ignore"):  # NaN and inf are shown on the picture, not warned about
-            results = evaluate(targets, inputs)
+        run = evaluate_lazily(list(graph.outputs), inputs, sections)
+        values = run.values
+        wanted = {var: g for var, g in grads.items() if var in values}
+        grad_run = evaluate_lazily(list(wanted.values()), inputs, sections, known=values) if wanted else None
     except Exception as err:
         given = ", ".join(f"{short_name(v)} = {' '.join(value_lines(val))}" for v, val in inputs.items())
         message = f"{caller}: evaluating the graph with {given} failed: {err}"
@@ -86,10 +90,13 @@ def evaluate_all(graph: ValuesGraph, grads: dict[Variable, Variable], inputs: di
         except Exception:  # an error class that wants other arguments
             again = RuntimeError(message)
         raise again from err
-    n = len(graph.variables)
-    values = dict(zip(graph.variables, results[:n]))
-    grad_values = dict(zip(grads, results[n:]))
-    return values, grad_values
+    known = set(graph.variables)
+    values = {v: val for v, val in values.items() if v in known}
+    for var in graph.variables:  # a constant holds its value, whichever branch reads it
+        if isinstance(var, Constant) and var not in values:
+            values[var] = var.data
+    grad_values = {var: grad_run.values[g] for var, g in wanted.items()} if grad_run is not None else {}
+    return values, grad_values, run.branches
 
 
 @dataclass(frozen=True)
@@ -105,7 +112,7 @@ class NanSpread:
     @classmethod
     def find(cls, graph: ValuesGraph, values: dict[Variable, Any]) -> NanSpread:
         """Where NaN or inf is born in ``values`` (no input has one) and where it flows."""
-        bad = {v for v in graph.variables if any(has_nan_inf(values[v]))}
+        bad = {v for v in graph.variables if v in values and any(has_nan_inf(values[v]))}
         origins: list[Any] = [v for v in graph.leaves if v in bad]
         origins += [v for v in graph.variables if isinstance(v, Constant) and v in bad]
         carriers: list[Any] = []

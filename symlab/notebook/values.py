@@ -30,7 +30,20 @@ ValuesView of o: 10 variables, 5 scalar inputs, gradients wrt w1, w2
 >>> view.text(o), view.gradient(w2)
 (['0.9546', 'grad 1.0'], array(0.08871187))
 
-NaN and inf are traced to where they are born:
+Inner graphs open in place (:mod:`~symlab.notebook.value_inner`): ``view.expand(node_or_key)`` runs a fused
+``Composite`` or an ``OpFromGraph`` again on its input values and writes its inner values (and gradients)
+inside its box, ``view.collapse(key)`` closes it. The graph runs lazily, as compiled: an ``ifelse`` computes
+only the branch it takes, is drawn open with the other branch greyed, and that branch's boxes say
+``not computed``:
+
+>>> from symlab.ifelse import ifelse
+>>> c, v = st.dscalar("c"), st.dvector("v")
+>>> chosen = ifelse(st.gt(c, 0.0), st.exp(v).sum(), st.log(v).sum())
+>>> view = ValuesView(chosen, {c: 1.0, v: [1.0, 2.0]})
+>>> sorted(view.section_states.values()), view.text(chosen.owner.inputs[2])
+(['skipped', 'taken'], ['not computed'])
+
+NaN and inf are traced to where they are born (inside an inner graph too, :attr:`nan_note`):
 
 >>> x = st.dscalar("x")
 >>> ValuesView(st.log(x - 1), {x: 0.0}).nan_note
@@ -47,28 +60,29 @@ import traitlets
 
 from symlab.graph.basic import Apply, Constant, Variable
 from symlab.notebook.folds import VIEW_MAX_NODES, Folds
+from symlab.notebook.inner_values import SectionCache, branch_sections
 from symlab.notebook.keys import KeyIndex, Resolved, selection_marks
 from symlab.notebook.value_arguments import ValuesGraph, filter_value, short_name
 from symlab.notebook.value_evaluation import NanSpread, evaluate_all, gradient_graphs
+from symlab.notebook.value_inner import NOT_COMPUTED, OpenInner, branch_lines
+from symlab.notebook.value_panels import MARKDOWN_MAX_ROWS, ValuesPanels
 from symlab.notebook.value_sliders import Sliders, parse_number
-from symlab.notebook.value_text import FULL_CHARS, describe, describe_value, full_text, number_text, value_lines
-from symlab.notebook.widget import ViewWidget, code_span
+from symlab.notebook.value_text import FULL_CHARS, describe_value, full_text, number_text, value_lines
+from symlab.notebook.widget import ViewWidget
 from symlab.printing.model import GraphModel, build_model
-from symlab.printing.outline import outline_markdown, outline_pairs, outline_text
+from symlab.printing.outline import outline_pairs, outline_text
 from symlab.printing.subject import subject_of
 
-__all__ = ["FULL_CHARS", "ValuesView", "full_text", "number_text", "value_lines"]
+__all__ = ["FULL_CHARS", "MARKDOWN_MAX_ROWS", "ValuesView", "full_text", "number_text", "value_lines"]
 
 #: Drawn nodes (boxes and op nodes) before the picture is folded into groups: the graph view's budget.
 VALUES_MAX_NODES = VIEW_MAX_NODES
-#: Rows of the Markdown table.
-MARKDOWN_MAX_ROWS = 60
 LEGEND = ("box: a variable and its value (green: input, grey: constant, white: intermediate, blue: output) · "
           "ellipse: an operation · red: where a NaN or inf is born · orange: where it flows")
 _HINT = "Click a box to see its whole value and gradient; move a slider to re-evaluate the graph."
 
 
-class ValuesView(ViewWidget):
+class ValuesView(ValuesPanels, ViewWidget):
     """The values (and gradients) of a graph on its picture; see the module documentation.
 
     ``outputs`` is a Variable or a list of them; ``inputs`` gives every input of the graph a value,
@@ -118,10 +132,17 @@ class ValuesView(ViewWidget):
         self._wrt = graph.read_wrt(wrt)
         self._grads, self._no_grad = gradient_graphs(graph, self._wrt)
         self._sliders = Sliders(graph, ranges or {})
-        self._values, self._grad_values = evaluate_all(graph, self._grads, self._inputs, "ValuesView")
+        self._sections = SectionCache()
+        self._values, self._grad_values, self._branches = evaluate_all(
+            graph, self._grads, self._inputs, "ValuesView", self._sections)
         for var, value in self._inputs.items():
             self._sliders.widen(var, value)
         self._nans = NanSpread.find(graph, self._values)
+        self._inner = OpenInner(self._keys, self._sections)  # branch nodes open: the branch not taken greyed
+        for node in self._order:
+            if branch_sections(node, self._sections):
+                self._inner.open(self._keys.key_of(node))
+        self._inner.evaluate(self._values, self._grad_values, self._branches)
         self.model: GraphModel | None = None
         super().__init__(view="values")
         with self.answer():
@@ -138,10 +159,11 @@ class ValuesView(ViewWidget):
         graph = self._graph
         var = graph.input(input, "ValuesView.set")
         inputs = graph.in_order({**self._inputs, var: filter_value(var, value, "ValuesView.set")})
-        values, grads = evaluate_all(graph, self._grads, inputs, "ValuesView.set")
-        self._inputs, self._values, self._grad_values = inputs, values, grads
+        values, grads, branches = evaluate_all(graph, self._grads, inputs, "ValuesView.set", self._sections)
+        self._inputs, self._values, self._grad_values, self._branches = inputs, values, grads, branches
         self._sliders.widen(var, inputs[var])
         self._nans = NanSpread.find(graph, values)
+        self._inner.evaluate(values, grads, branches)
         with self.answer():
             self._draw()  # its notice replaces any error the browser was shown
             self._select(self._resolve(self.selected_key))
@@ -157,14 +179,49 @@ class ValuesView(ViewWidget):
         elif isinstance(target, str) and target not in {v.name for v in self._variables} and (
                 target in self._keys or self._folds.group(target) is not None):
             key = target  # a key: a node's, a variable's or a group's
+        elif isinstance(target, str) and "/" in target:
+            key = self._inner_key(target, "ValuesView.select")  # inside an open node
         else:
             key = self._keys.key_of(self._graph.variable(target, "ValuesView.select"))
         with self.answer():
             self._select(self._resolve(key))
 
     def value(self, var: Variable | str) -> Any:
-        """The value of ``var`` (a variable of the graph or its name): what is written on its box."""
-        return self._values[self._graph.variable(var, "ValuesView.value")]
+        """The value of ``var`` (a variable of the graph, its name, or the key of an inner variable of an open node,
+        ``"a5/v2"``): what is written on its box; ``None`` where it was not computed (a branch not taken)."""
+        if isinstance(var, str) and "/" in var:
+            return self._inner.value_of(self._inner_key(var, "ValuesView.value"))[1]
+        return self._values.get(self._graph.variable(var, "ValuesView.value"))
+
+    def computed(self, var: Variable | str) -> bool:
+        """Whether ``var`` (as :meth:`value` takes it) was computed: False in a branch an ``ifelse`` did not take."""
+        if isinstance(var, str) and "/" in var:
+            return self._inner.value_of(self._inner_key(var, "ValuesView.computed"))[0]
+        return self._graph.variable(var, "ValuesView.computed") in self._values
+
+    def inner_values(self, node: Apply | str) -> dict[Variable, Any]:
+        """``{inner variable: value}`` of the open node ``node`` (an Apply node or its key), as drawn inside it."""
+        key = node if isinstance(node, str) else self._inner.key_of(node)
+        if key is None or key not in self._inner.keys:
+            raise ValueError(f"ValuesView.inner_values: {node!s:.80} is not an open node; open it with "
+                             "view.expand(node) (view.open_inner lists the open ones)")
+        return self._inner.inner_values(key)
+
+    @property
+    def open_inner(self) -> list[str]:
+        """The keys of the nodes drawn open (their inner graph inside them), outermost first."""
+        return list(self._inner.keys)
+
+    @property
+    def section_states(self) -> dict[tuple[str, str], str]:
+        """``{(node key, branch label): "taken" | "skipped"}`` of every ``ifelse`` the evaluation ran."""
+        return self._inner.section_states()
+
+    def _inner_key(self, key: str, caller: str) -> str:
+        if self._inner.resolve(key) is None:
+            raise ValueError(f"{caller}: {key!r} is not the key of an inner variable (an open node's key, '/', "
+                             "then the key in its inner graph: 'a5/v2')")
+        return key
 
     def gradient(self, var: Variable | str) -> Any:
         """The gradient of the cost with respect to ``var``, or ``None`` where none is drawn.
@@ -190,6 +247,8 @@ class ValuesView(ViewWidget):
         """
         if var is None:
             return outline_text(self.outline, self.selected_key, self.marks)
+        if isinstance(var, str) and "/" in var:
+            return list(self._inner.lines().get(self._inner_key(var, "ValuesView.text"), []))
         v = self._graph.variable(var, "ValuesView.text")
         return self._lines(v)
 
@@ -232,10 +291,30 @@ class ValuesView(ViewWidget):
         """The picture's groups, drawn or open: ``[{"key", "title", "count", "expanded"}]`` (see GraphView)."""
         return self._folds.groups()
 
-    def expand(self, group: str) -> None:
-        """Draw the members of the folded group ``group`` (``g<n>``) in place, with their values."""
+    def expand(self, target: Apply | str) -> None:
+        """Open a node with an inner graph (the Apply node or its key, ``a5``, or ``a5/a2`` inside an open one),
+        drawn inside its box with its inner values; or draw the members of the folded group ``target`` (``g<n>``).
+
+        A ``Composite`` or an ``OpFromGraph`` is run again on its input values (its inner variables get their
+        values and gradients); an ``ifelse`` (open from the start) shows the branch it took, the other greyed.
+        """
+        key = self._openable_key(target)
+        if key is not None:
+            try:
+                self._inner.open(key)
+            except ValueError as err:
+                raise ValueError(f"ValuesView.{err}") from None
+            self._inner.evaluate(self._values, self._grad_values, self._branches)
+            with self.answer():
+                self._draw()
+                self._select(self._resolve(self.selected_key))
+                self.reveal = [key] if self.model is not None and key in self.model.nodes else []
+            return
+        if not isinstance(target, str):
+            raise TypeError(f"ValuesView.expand: expected a node with an inner graph, its key or a group's key, "
+                            f"received {type(target).__name__}")
         try:
-            shown = self._folds.expand(group)
+            shown = self._folds.expand(target)
         except ValueError as err:
             raise ValueError(f"ValuesView.{err}") from None
         with self.answer():
@@ -245,7 +324,17 @@ class ValuesView(ViewWidget):
             self.reveal = [k for k in keys if k in self.model.nodes]
 
     def collapse(self, key: str) -> None:
-        """Fold back the group ``key`` came from (an open group's key, or a key of what it shows)."""
+        """Close the open node ``key`` (or the innermost open node holding the key ``key``, ``a5/v2``), or fold
+        back the group ``key`` came from (an open group's key, or a key of what it shows)."""
+        if isinstance(key, Apply):
+            key = self._inner.key_of(key) or ""
+        closed = self._inner.close(key) if isinstance(key, str) else None
+        if closed is not None:
+            with self.answer():
+                self._draw()
+                self._select(self._resolve(self.selected_key))
+                self.reveal = [closed] if self.model is not None and closed in self.model.nodes else []
+            return
         found = self._resolve(key) if isinstance(key, str) else None
         try:
             group = self._folds.collapse(key, _node_of(found))
@@ -255,6 +344,23 @@ class ValuesView(ViewWidget):
             self._draw()
             self._select(self._resolve(self.selected_key))
             self.reveal = [group.key]
+
+    def _openable_key(self, target: Any) -> str | None:
+        """The key of the node with an inner graph ``target`` names, or ``None`` (a group's key)."""
+        if isinstance(target, Apply):
+            key = self._inner.key_of(target)
+            if key is None:
+                raise ValueError(f"ValuesView.expand: {target!s:.80} is not a node of this graph (nor of an open one)")
+        elif isinstance(target, str) and ("/" in target or isinstance(self._keys.obj(target), Apply)):
+            key = target
+        else:
+            return None
+        node = self._inner.node(key)
+        if node is None or not self._sections(node):
+            what = f"{node.op}" if node is not None else f"no node of this graph has the key {key!r}"
+            raise ValueError(f"ValuesView.expand: {what} has no inner graph to open (expected a Composite, an "
+                             "OpFromGraph or an ifelse, or a group's key g<n>)")
+        return key
 
     # -- browser messages ----------------------------------------------------------------------------
     def _on_value(self, content: dict[str, Any]) -> None:
@@ -293,6 +399,12 @@ class ValuesView(ViewWidget):
     # -- selecting ---------------------------------------------------------------------------------------
     def _resolve(self, key: str) -> Resolved | None:
         """What ``key`` is in the graph and the current picture (:meth:`KeyIndex.resolve`), or ``None``."""
+        if key and "/" in key:  # an inner node or variable of an open node
+            found = self._inner.resolve(key)
+            if found is None:
+                return None
+            drawn = [key] if self.model is not None and key in self.model.nodes else []
+            return Resolved(key, found[1], "apply" if isinstance(found[1], Apply) else "variable", drawn)
         return self._keys.resolve(key, self.model, self._folds.tree.groups) if key else None
 
     def _select(self, found: Resolved | None) -> None:
@@ -303,6 +415,11 @@ class ValuesView(ViewWidget):
             return
         key, obj = found.key, found.obj
         self.selected_key = key
+        if "/" in key:  # inside an open node: the panel of an inner object
+            self.marks = {key: ["selected"]} if found.drawn else {}
+            self.reveal = list(found.drawn)
+            self.panel = self._inner_panel(key, obj)
+            return
         self.marks = selection_marks(self._keys, self.model, obj, key, clients=self._clients) if (
             self.model is not None) else {}
         self.reveal = [k for k in found.drawn if k in self.model.nodes][:1] if self.model is not None else []
@@ -317,7 +434,7 @@ class ValuesView(ViewWidget):
                 "actions": actions + self._collapse_action(found)}
             return
         self.panel = self._apply_panel(obj) if isinstance(obj, Apply) else self._variable_panel(obj)
-        self.panel["actions"] = self._collapse_action(found)
+        self.panel["actions"] = self._open_actions(key, obj) + self._collapse_action(found)
 
     def _clients(self, var: Variable) -> list[tuple[Any, int]]:
         return [(node, i) for node in self._order for i, inp in enumerate(node.inputs) if inp is var]
@@ -326,41 +443,10 @@ class ValuesView(ViewWidget):
         outer = self._folds.to_close(found.key, _node_of(found))
         return [{"text": f"fold back {outer.title}", "key": outer.key, "kind": "collapse"}] if outer else []
 
-    # -- the panel -----------------------------------------------------------------------------------------
-    def _variable_panel(self, var: Variable) -> dict[str, Any]:
-        rows: list[dict[str, Any]] = [{"label": "kind", "text": _kind(var, self._outputs)},
-                                      {"label": "type", "text": str(var.type)}]
-        if var.owner is not None:
-            rows.append({"label": "computed by", "items": [{"text": _op_text(var.owner),
-                                                            "key": self._keys.key_of(var.owner)}]})
-        rows.append({"label": "value", "text": full_text(self._values[var])})
-        rows.append({"label": "gradient", "text": self._grad_text(var)})
-        rows.append({"label": "NaN/inf", "text": self._nans.status(var, self._values)})
-        return {"title": f"{_kind(var, self._outputs)} {describe(var)}", "rows": rows}
-
-    def _apply_panel(self, node: Apply) -> dict[str, Any]:
-        def items(variables: list[Variable]) -> list[dict[str, Any]]:
-            return [{"text": f"{describe(v, 30)} = {' '.join(value_lines(self._values[v]))}",
-                     "key": self._keys.key_of(v)} for v in variables]
-
-        status = "none"
-        if node in self._nans.origins:
-            status = f"born here: {self._nans.origin_text(node, self._values)}"
-        elif node in self._nans.carriers:
-            status = "carried from an input"
-        rows = [{"label": "op", "text": str(node.op)}, {"label": "inputs", "items": items(list(node.inputs))},
-                {"label": "outputs", "items": items(list(node.outputs))}, {"label": "NaN/inf", "text": status}]
-        return {"title": f"operation {_op_text(node)}", "rows": rows}
-
-    def _grad_text(self, var: Variable) -> str:
-        if var in self._grad_values:
-            return full_text(self._grad_values[var])
-        if not self._wrt:
-            return "not asked (pass wrt=[...] to see gradients)"
-        return self._no_grad.get(var, "none: not on a path from wrt to the cost")
-
     # -- drawing ---------------------------------------------------------------------------------------
     def _lines(self, var: Variable) -> list[str]:
+        if var not in self._values:
+            return [NOT_COMPUTED]
         lines = value_lines(self._values[var])
         if var in self._grad_values:
             grad = value_lines(self._grad_values[var])
@@ -372,14 +458,21 @@ class ValuesView(ViewWidget):
         nans = self._nans
         origins = [*nans.origins, *(o for n in nans.origins if isinstance(n, Apply) for o in n.outputs
                                     if o in nans.bad)]
-        lines = {v: self._lines(v) for v in self._variables if not isinstance(v, Constant) or v in nans.bad}
+        lines: dict[Any, list[str]] = {v: self._lines(v) for v in self._variables
+                                       if not isinstance(v, Constant) or v in nans.bad}
+        lines.update((node, branch_lines(branch)) for node, branch in self._branches.items())
+        lines.update(self._inner.lines())
         # Only the origins are kept visible (their groups opened); a NaN flowing everywhere must not crowd it.
         self.model = build_model(list(self._outputs), "dataflow", classes={"nan-origin": origins}, lines=lines,
-                                 caller="ValuesView", key=self._keys.keys, fold=self._folds.fold(show=nans.origins))
+                                 caller="ValuesView", key=self._keys.keys, fold=self._folds.fold(show=nans.origins),
+                                 open_inner=list(self._inner.keys), section_states=self._inner.section_states())
         marked = {id(o) for o in origins}
         carriers = [*nans.carriers, *(v for v in nans.bad if id(v) not in marked)]
         self.model.add_class([k for obj in carriers for k in self._drawn(obj)], "nan")
-        self.nan_note = nans.summary(self._values)
+        inside = [k for node in nans.origins if isinstance(node, Apply) and self._inner.key_of(node) in self._inner.keys
+                  for k in self._inner.nan_origins(node)]
+        self.model.add_class([k for k in inside if k in self.model.nodes], "nan-origin")
+        self.nan_note = self._nan_note()
         self.svg = self.show_picture("values", self.model, notes=(self.nan_note,) if self.nan_note else ())
         notes = [] if self.svg else ["Graphviz is not installed: no picture (the values and the panel still work)."]
         if self.model.note:
@@ -396,7 +489,7 @@ class ValuesView(ViewWidget):
             pairs = self._outline_pairs = outline_pairs(list(self._outputs), "dataflow", caller="ValuesView")
         shown = []
         for row, var in pairs:
-            if row["repeat"] and var.owner is not None or var not in self._values:
+            if row["repeat"] and var.owner is not None or var not in self._graph.known:
                 shown.append(row)  # a repeated node: its values are on its first row
             else:
                 shown.append({**row, "text": f"{row['text']} = {'; '.join(self._lines(var))}"})
@@ -412,64 +505,7 @@ class ValuesView(ViewWidget):
             return []
         return [k for k in self.model.drawn_keys(key) if self.model.nodes[k].kind != "group"]
 
-    # -- displays ------------------------------------------------------------------------------------------
-    def _what(self) -> str:
-        if len(self._outputs) == 1:
-            return describe(self._outputs[0], 30)
-        return f"{len(self._outputs)} outputs ({', '.join(describe(o, 20) for o in self._outputs[:3])}" + (
-            ", …)" if len(self._outputs) > 3 else ")")
-
-    def _counts(self, code: bool = False) -> list[str]:
-        """What the view holds, in words (``code``: names as Markdown code spans)."""
-        show = (lambda text: code_span(text, table=False)) if code else str
-        scalars = sum(1 for val in self._inputs.values() if np.ndim(val) == 0)
-        arrays = len(self._inputs) - scalars
-        n = len(self._variables)
-        parts = [f"{n} variable{'s' * (n != 1)}", f"{scalars} scalar input{'s' * (scalars != 1)}"]
-        if arrays:
-            parts.append(f"{arrays} array input{'s' * (arrays != 1)}")
-        if self._wrt:
-            parts.append("gradients wrt " + ", ".join(show(describe(w, 30)) for w in self._wrt))
-        return parts
-
-    def summary(self) -> str:
-        nan = [self._nans.summary(self._values)] if self._nans.origins else []
-        return f"ValuesView of {self._what()}: " + ", ".join(self._counts() + nan)
-
-    def markdown(self) -> str:
-        nans, values = self._nans, self._values
-        lines = [f"**ValuesView** of {code_span(self._what(), table=False)}: {', '.join(self._counts(code=True))}", ""]
-        if nans.origins:  # user text (names, expressions) only inside code spans
-            lines += [f"**NaN/inf:** {code_span(nans.origin_text(o, values), table=False)}" for o in nans.origins] + [""]
-        lines += ["| variable | kind | value | gradient |", "|---|---|---|---|"]
-        for var in self._variables[:MARKDOWN_MAX_ROWS]:
-            kind = _kind(var, self._outputs)
-            if var in nans.bad:
-                kind += " (NaN/inf born here)" if var in nans.origins or var.owner in nans.origins else " (NaN/inf)"
-            grad = "; ".join(value_lines(self._grad_values[var])) if var in self._grad_values else ""
-            value = code_span("; ".join(value_lines(values[var])))
-            lines.append(f"| {code_span(describe(var))} | {kind} | {value} | {code_span(grad) if grad else '-'} |")
-        if len(self._variables) > MARKDOWN_MAX_ROWS:
-            lines.append(f"\n… and {len(self._variables) - MARKDOWN_MAX_ROWS} more variables "
-                         "(`view.value(var)` reads any of them).")
-        lines += ["", "Outline (the graph as text):", "", outline_markdown(self.outline, self.selected_key, self.marks)]
-        return "\n".join(lines)
-
-
 def _node_of(found: Resolved | None) -> Apply | None:
     """The Apply node a resolved key draws (a variable's owner), or ``None`` (a group, an op, nothing)."""
     obj = found.obj if found is not None else None
     return obj if isinstance(obj, Apply) else obj.owner if isinstance(obj, Variable) else None
-
-
-def _kind(var: Variable, outputs: tuple[Variable, ...]) -> str:
-    if isinstance(var, Constant):
-        return "constant"
-    if var.owner is None:
-        return "input"
-    return "output" if var in outputs else "intermediate"
-
-
-def _op_text(node: Apply) -> str:
-    scalar_op = getattr(node.op, "scalar_op", None)
-    return str(scalar_op) if scalar_op is not None and type(node.op).__name__ == "Elemwise" else str(node.op)

@@ -31,13 +31,27 @@ function renderStepDiff(container, rows, onPick) {
   container.append(title, lines);
 }
 
-// The "why not" answer of the stepper's card: the rules tried on the clicked node and what came of each.
-function renderStepperWhy(card, why) {
+// The "why not" answer of the stepper's card: the rules tried on the clicked node and what came of each; for a
+// node with an inner graph, buttons that open it in place (or close it) and step into its own rewrite.
+function renderStepperWhy(card, why, send) {
   if (!why) {
     card.append(el("div", "sl-hint", "click a node in either picture: which rules were tried on it, and why not"));
     return;
   }
   const box = el("div", "sl-why");
+  const inner = why.inner;
+  if (inner && send) {
+    const actions = el("div", "sl-inner-actions");
+    actions.append(inner.open
+      ? button("close its inner graph", "draw this node closed again", () => send({ type: "collapse", key: inner.key }))
+      : button("open its inner graph here", "draw this node's inner graph inside its box, at every step",
+        () => send({ type: "expand", key: inner.key })));
+    if (inner.into) {
+      actions.append(button("step into its rewrites", "step through the rewrite of this node's inner graph (back: ◀)",
+        () => send({ type: "step_into", key: inner.key })));
+    }
+    box.append(actions);
+  }
   box.append(el("div", "sl-details-title", `rules tried on ${why.node}`));
   const table = el("table", "sl-details-table");
   for (const row of why.rows) {
@@ -108,10 +122,16 @@ function renderStepper({ model, el: host }) {
     fullLabel,
   );
   const notice = el("div", "sl-notice");
+  // Where the steps shown are: the graph, or inside a node (a stepper stepped into), with the way back.
+  const nestBar = el("div", "sl-nest");
+  const nestPath = el("span", "sl-nest-path");
+  nestBar.append(button("◀ back", "back to the rewrite this one is inside", () => send({ type: "step_out" })), nestPath);
   const panes = el("div", "sl-panes");
-  // Clicking a node of either pane asks why the rules tried on it did or did not apply.
-  const before = new Picture(model, (key) => send({ type: "why", key }));
-  const after = new Picture(model, (key) => send({ type: "why", key }));
+  // Clicking a node of either pane asks why the rules tried on it did or did not apply; a node's inner-graph
+  // button (kind "expand" or "collapse") opens or closes it in both panes.
+  const pick = (key, kind) => send(kind === "expand" || kind === "collapse" ? { type: kind, key } : { type: "why", key });
+  const before = new Picture(model, pick);
+  const after = new Picture(model, pick);
   const beforeBox = el("div", "sl-pane sl-before");
   const afterBox = el("div", "sl-pane sl-after");
   const beforeTitle = el("div", "sl-pane-title");
@@ -134,7 +154,7 @@ function renderStepper({ model, el: host }) {
   lower.append(card, listBox);
   const diffBox = el("div", "sl-diff");
   diffBox.setAttribute("aria-label", "the step as a text diff");
-  root.append(toolbar, notice, panes, diffBox, lower);
+  root.append(nestBar, toolbar, notice, panes, diffBox, lower);
   host.append(root);
 
   root.addEventListener("keydown", (event) => {
@@ -201,7 +221,7 @@ function renderStepper({ model, el: host }) {
         table.append(tr);
       }
       card.append(table);
-      renderStepperWhy(card, data.why); // why-not answers at step 0 too
+      renderStepperWhy(card, data.why, send); // why-not answers at step 0 too
       return;
     }
     const table = el("table", "sl-details-table");
@@ -237,7 +257,7 @@ function renderStepper({ model, el: host }) {
       card.append(button("check this step", "evaluate the graph before and after this step on random inputs",
         () => send({ type: "check" })));
     }
-    renderStepperWhy(card, data.why);
+    renderStepperWhy(card, data.why, send);
   };
 
   let shown = { steps: null };
@@ -275,6 +295,11 @@ function renderStepper({ model, el: host }) {
         list.scrollTop = top + current.offsetHeight - list.clientHeight;
       }
     }
+    const nest = model.get("nest") || [];
+    nestBar.hidden = nest.length < 2;
+    nestPath.textContent = nest.map((level) => level.title).join(" › ");
+    root.dataset.depth = String(Math.max(0, nest.length - 1));
+    root.dataset.open = (model.get("open_keys") || []).join(" ");
     root.dataset.step = String(step);
     root.dataset.drawn = String(model.get("drawn"));
     // The step's change in view: what it removed in "before", what it created in "after" (when Python says).

@@ -26,7 +26,7 @@ function renderValuesView({ model, el: host }) {
     if (kind === "expand" || kind === "collapse") send({ type: kind, key });
     else send({ type: "select", key });
   };
-  const picture = new Picture(model, (key) => pick(key));
+  const picture = new Picture(model, (key, kind) => pick(key, kind)); // kind: a node's inner-graph button
   picture.scroller.setAttribute("aria-label", "graph picture with values: click a box to see its whole value and "
     + "gradient, + and - zoom, 0 shows it whole, drag to pan");
   toolbar.append(
