@@ -4,6 +4,8 @@ The pieces, each a small module:
 
 ``values``    input environments (typed inputs, concrete shapes) and their two value sets
 ``ops``       the catalog of graph operations the generator draws from
+``inner``     inner graphs on top: expressions made branches of an ``ifelse``, subexpressions packaged as
+              ``OpFromGraph`` ops (applied twice, nested), from a random stream of their own
 ``generate``  the seeded generator of random expressions (``Expr`` DAGs) and their Python code
 ``modes``     the modes against the unoptimized graph (and NUMBA's bits against NUMPY's), known bugs kept out
 ``graphs``    gradients against finite differences, edit sequences and their trace, format round trips

@@ -28,7 +28,9 @@ import numpy as np
 
 import symlab.tensor as st
 from symlab.graph.evaluate import evaluate
+from symlab.ifelse import ifelse
 
+from .inner import IFELSE_RATE, PACKAGE_RATE, ifelse_over, package, packaged, substitute
 from .ops import OPS, OpKind
 from .values import Env, make_env
 
@@ -108,7 +110,7 @@ class GenStats:
 
 
 # -- building ----------------------------------------------------------------------------------------------
-NAMESPACE: dict[str, Any] = {"st": st, "np": np}
+NAMESPACE: dict[str, Any] = {"st": st, "np": np, "ifelse": ifelse, "packaged": packaged}
 
 
 def apply_template(template: str, args: Sequence[Any]) -> Any:
@@ -154,8 +156,11 @@ def _choose(rng: np.random.Generator, ops: Sequence[OpKind], weights: np.ndarray
 class Generator:
     """Draws expressions over one environment, evaluating each new node on both value sets."""
 
-    def __init__(self, rng: np.random.Generator, env: Env, smooth: bool = False, stats: GenStats | None = None):
+    def __init__(self, rng: np.random.Generator, env: Env, smooth: bool = False, stats: GenStats | None = None,
+                 inner_rng: np.random.Generator | None = None):
         self.rng = rng
+        #: The stream of the inner-graph decorations (``inner``): None, none.
+        self.inner_rng = inner_rng
         self.env = env
         self.smooth = smooth
         self.stats = stats if stats is not None else GenStats()
@@ -176,7 +181,10 @@ class Generator:
         picked = op.pick(self.rng, pool)
         if picked is None:
             return None
-        args, template = picked
+        return self._make(op.name, *picked)
+
+    def _make(self, name: str, args: Sequence[Expr], template: str) -> Expr | None:
+        """The node ``template`` of ``args``, evaluated on both value sets (None, counted, if it is refused)."""
         try:
             var = apply_template(template, [self.vars[id(a)] for a in args])
             values = {}
@@ -185,21 +193,21 @@ class Generator:
                     given = {self.vars[id(a)]: self.values[id(a)][k] for a in args}
                     values[k] = np.asarray(evaluate([var], given)[0])
         except Exception as err:  # symlab or NumPy refused this candidate: draw again
-            self.stats.refused[f"{op.name}: {type(err).__name__}"] += 1
+            self.stats.refused[f"{name}: {type(err).__name__}"] += 1
             return None
         shapes = {v.shape for v in values.values()}
         shape = next(iter(shapes))
         if any(v.dtype != np.dtype(var.dtype) or v.ndim != var.ndim for v in values.values()):
             # perform computed another dtype or rank than the graph's type says: a bug, counted and reported
-            self.stats.refused[f"{op.name}: {ANOMALY}"] += 1
+            self.stats.refused[f"{name}: {ANOMALY}"] += 1
             return None
         if len(shapes) != 1 or max(v.size for v in values.values()) > MAX_SIZE:  # data-dependent, or too big
-            self.stats.refused[f"{op.name}: shape"] += 1
+            self.stats.refused[f"{name}: shape"] += 1
             return None
-        node = Expr(op.name, template, tuple(args), var.dtype, tuple(var.type.shape), shape)
+        node = Expr(name, template, tuple(args), var.dtype, tuple(var.type.shape), shape)
         self.values[id(node)] = values
         self.vars[id(node)] = var
-        self.stats.built[op.name] += 1
+        self.stats.built[name] += 1
         return node
 
     def expression(self, n_ops: int) -> Expr:
@@ -215,7 +223,35 @@ class Generator:
                 built.append(node)
         if not built:  # pragma: no cover - every environment has a float matrix, and st.exp always applies
             raise RuntimeError("the generator could not build any expression")
-        return built[-1]
+        return self.decorate(built[-1], pool)
+
+    def decorate(self, root: Expr, pool: list[Expr]) -> Expr:
+        """``root``, maybe made a branch of an ifelse and with subexpressions packaged as ops (``inner``).
+
+        The draws come from :attr:`inner_rng`, so the expressions are the same with or without them.
+        """
+        rng = self.inner_rng
+        if rng is None or (self.smooth and rng.random() < 0.5):
+            return root
+        if rng.random() < IFELSE_RATE:
+            picked = ifelse_over(rng, root, pool)
+            node = self._make("ifelse", *picked) if picked is not None else None
+            if node is not None:
+                root = node
+                pool = [*pool, node]
+        for _ in range(2):
+            if rng.random() >= PACKAGE_RATE:
+                break
+            picked = package(rng, root, [e for e in pool if id(e) in self.vars])
+            node = self._make("packaged", *picked[:2]) if picked is not None else None
+            if node is None:
+                break
+            body, same_value = picked[2], picked[3]
+            if same_value and (node.dtype, node.static, node.shape) == (body.dtype, body.static, body.shape):
+                root = substitute(root, body, node)
+            else:
+                root = node
+        return root
 
 
 def generate_batch(seed: int, index: int, n_exprs: int, flavor: str = "differential",
@@ -223,7 +259,8 @@ def generate_batch(seed: int, index: int, n_exprs: int, flavor: str = "different
     """Batch ``index`` of the run seeded ``seed``: a fresh environment and ``n_exprs`` expressions."""
     rng = np.random.default_rng([seed, index, 0 if flavor == "differential" else 1])
     env = make_env(rng, "smooth" if flavor == "smooth" else "differential")
-    gen = Generator(rng, env, smooth=flavor == "smooth", stats=stats)
+    inner_rng = np.random.default_rng([seed, index, 2 if flavor == "differential" else 3])
+    gen = Generator(rng, env, smooth=flavor == "smooth", stats=stats, inner_rng=inner_rng)
     exprs = [gen.expression(int(rng.integers(1, max_ops + 1))) for _ in range(n_exprs)]
     return Batch(env, exprs, seed, index, flavor)
 

@@ -263,16 +263,11 @@ def numba_promise(fgraph: Any, k: int) -> str:
 
 
 def _ancestor_nodes(var: Any) -> list[Any]:
-    seen, stack, out = set(), [var], []
-    while stack:
-        v = stack.pop()
-        node = v.owner
-        if node is None or node in seen:
-            continue
-        seen.add(node)
-        out.append(node)
-        stack.extend(node.inputs)
-    return out
+    """The nodes ``var`` depends on, and those of the inner graphs of its ops (an ``OpFromGraph``'s, nested ones
+    too; a fused ``Composite`` is read by :func:`numba_promise` itself, from its scalar nodes)."""
+    from symlab.graph.traversal import applys_with_inner
+
+    return [node for path, node in applys_with_inner([var]) if not any(hasattr(p.op, "scalar_op") for p in path)]
 
 
 def compare_modes(exprs: Sequence[Expr], env: Env, config: str, modes: Sequence[str] = MODES,

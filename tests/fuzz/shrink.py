@@ -170,7 +170,8 @@ def _header(body: str) -> str:
     groups = [
         ["import warnings"] if "warnings." in body else [],
         # tests/ is on sys.path in symlab's test suite: the fuzz helpers that found the failure
-        ["import numpy as np", *([f"from fuzz.graphs import {', '.join(helpers)}"] if helpers else [])],
+        ["import numpy as np", *([f"from fuzz.graphs import {', '.join(helpers)}"] if helpers else []),
+         *(["from fuzz.inner import packaged"] if "packaged(" in body else [])],
         [line for line, used in [
             ("import symlab", "symlab." in body),
             ("import symlab.tensor as st", True),
@@ -178,6 +179,7 @@ def _header(body: str) -> str:
             ("from symlab.gradient import verify_grad", "verify_grad(" in body),
             ("from symlab.graph.evaluate import evaluate", "evaluate(" in body),
             ("from symlab.graph.fg import FunctionGraph", "FunctionGraph(" in body),
+            ("from symlab.ifelse import ifelse", "ifelse(" in body),
         ] if used],
     ]
     return "\n\n".join("\n".join(g) for g in groups if g) + "\n"

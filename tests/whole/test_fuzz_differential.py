@@ -3,8 +3,8 @@
 The generator, shrinker and checks live in ``tests/fuzz/`` (see its ``__init__``); this module runs a
 bounded campaign of them (``make fuzz`` runs a longer one):
 
-* 500 random graphs (expressions over the tensor language, in batches compiled as one function with many
-  outputs) compared with the unoptimized graph on two value sets, in NUMPY, FAST_COMPILE and DEBUG, the
+* 500 random graphs (expressions over the tensor language, some of them branches of an ``ifelse`` or with
+  subexpressions packaged as ``OpFromGraph`` ops, in batches compiled as one function with many outputs) compared with the unoptimized graph on two value sets, in NUMPY, FAST_COMPILE and DEBUG, the
   first 50 of them also in NUMBA and in the tiered default (a call on the NumPy tier, ``wait_compiled``, a
   call on the Numba tier); NUMBA's bits against NUMPY's where Numba promises them;
 * 100 gradients of random smooth costs against finite differences (``verify_grad``), and compiled;
@@ -95,8 +95,27 @@ def test_the_generator_is_deterministic_and_covers_the_language():
     # What 500 graphs of the default seed cover (another seed may miss a rare operation by chance).
     text = "\n".join(line for i in range(20) for line in code_of(generate_batch(DEFAULT_SEED, i, 25).exprs))
     for fragment in ["st.dot(", "st.sum(", "st.softmax(", "st.concatenate(", ".reshape(", ".dimshuffle(", "_subtensor(",
-                     "st.exp(", " / ", "st.switch(", "st.cast("]:
+                     "st.exp(", " / ", "st.switch(", "st.cast(", "ifelse(", "packaged(", "again=["]:
         assert fragment in text, fragment
+
+
+def test_inner_graph_decorations_draw_from_their_own_stream(monkeypatch):
+    import fuzz.generate as generate
+
+    decorated = [generate_batch(SEED, i, 25) for i in range(4)]
+    monkeypatch.setattr(generate, "IFELSE_RATE", 0.0)
+    monkeypatch.setattr(generate, "PACKAGE_RATE", 0.0)
+    plain = [generate_batch(SEED, i, 25) for i in range(4)]
+    kinds = {"ifelse": 0, "packaged": 0}
+    for with_inner, without in zip(decorated, plain):
+        for expr, base in zip(with_inner.exprs, without.exprs):
+            ops = {n.op for n in expr.nodes()}
+            for kind in kinds:
+                kinds[kind] += kind in ops
+            if not ops & set(kinds):  # an expression left as it was is the very expression of the plain stream
+                assert code_of([expr]) == code_of([base])
+            assert not {n.op for n in base.nodes()} & set(kinds)
+    assert kinds["ifelse"] and kinds["packaged"], kinds
 
 
 def test_the_shrinker_finds_the_smallest_failing_expression():
