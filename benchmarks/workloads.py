@@ -458,6 +458,106 @@ def _lenet_numpy_step(X: np.ndarray, y: np.ndarray, params: list[np.ndarray], lr
     return [np.asarray(cost), *(p - lr * g for p, g in zip(params, grads))]
 
 
+# -- OpFromGraph applied 1,000 times in a chain (issue 32) ---------------------------------------------------------------
+
+
+def _ofg_step(m: Any, x: Any, w: Any) -> Any:
+    """The inner graph: a contraction (||w|| < 1), so the chain neither explodes nor rounds apart."""
+    return m.tanh(m.dot(x, w)) * 0.5 + x * 0.5
+
+
+def ofg_chain_workload(applications: int = 1000, size: int = 50) -> Workload:
+    """``x = op(x, w)`` ``applications`` times, ``op`` one ``OpFromGraph`` of :func:`_ofg_step`: compile and call."""
+
+    def data() -> list[np.ndarray]:
+        rng = _rng(7)
+        return [rng.standard_normal(size), rng.standard_normal((size, size)) / (2.0 * np.sqrt(size))]
+
+    def build(m: Any, ofg: Any) -> tuple[list[Any], list[Any]]:
+        x, w = m.dvector("x"), m.dmatrix("w")
+        op = ofg([x, w], [_ofg_step(m, x, w)])
+        h = x
+        for _ in range(applications):
+            h = op(h, w)
+        return [x, w], [h]
+
+    def build_symlab() -> tuple[list[Any], list[Any]]:
+        import symlab.tensor as st
+        from symlab.compile.builders import OpFromGraph
+
+        return build(st, OpFromGraph)
+
+    def build_pytensor() -> tuple[list[Any], list[Any]]:
+        import pytensor.tensor as pt
+        from pytensor.compile.builders import OpFromGraph
+
+        return build(pt, OpFromGraph)
+
+    def reference(x: np.ndarray, w: np.ndarray) -> list[np.ndarray]:
+        for _ in range(applications):
+            x = np.tanh(x @ w) * 0.5 + x * 0.5
+        return [x]
+
+    return Workload(
+        f"ofg_chain_{applications}",
+        "ofg",
+        f"OpFromGraph applied {applications:,} times in a chain, {size} float64",
+        data,
+        build_symlab,
+        build_pytensor,
+        reference,
+        rtol=1e-9,
+        atol=1e-12,
+        params={"applications": applications, "size": size},
+    )
+
+
+# -- conditions.rst: ifelse against switch (issue 32) -----------------------------------------------------------------
+
+
+def conditions_workload(kind: str, rows: int = 10_000, cols: int = 1_000) -> Workload:
+    """PyTensor's conditions.rst: ``ifelse`` (lazy: one mean) or ``switch`` (both means) of ``lt(a, b)``."""
+
+    def data() -> list[np.ndarray]:
+        rng = _rng(8)
+        return [np.array(0.0), np.array(1.0), rng.standard_normal((rows, cols)), rng.standard_normal((rows, cols))]
+
+    def build(m: Any, choose: Any) -> tuple[list[Any], list[Any]]:
+        a, b = m.dscalar("a"), m.dscalar("b")
+        x, y = m.dmatrix("x"), m.dmatrix("y")
+        return [a, b, x, y], [choose(m.lt(a, b), m.mean(x), m.mean(y))]
+
+    def build_symlab() -> tuple[list[Any], list[Any]]:
+        import symlab.tensor as st
+        from symlab.ifelse import ifelse
+
+        return build(st, ifelse if kind == "ifelse" else st.switch)
+
+    def build_pytensor() -> tuple[list[Any], list[Any]]:
+        import pytensor.tensor as pt
+        from pytensor.ifelse import ifelse
+
+        return build(pt, ifelse if kind == "ifelse" else pt.switch)
+
+    def reference(a: np.ndarray, b: np.ndarray, x: np.ndarray, y: np.ndarray) -> list[np.ndarray]:
+        if kind == "ifelse":
+            return [np.asarray(x.mean() if a < b else y.mean())]
+        return [np.asarray(np.where(a < b, x.mean(), y.mean()))]
+
+    return Workload(
+        f"conditions_{kind}" + ("" if (rows, cols) == (10_000, 1_000) else f"_{rows}x{cols}"),
+        "cond",
+        f"conditions.rst: {kind}(lt(a, b), mean(x), mean(y)), x and y {rows}x{cols} float64",
+        data,
+        build_symlab,
+        build_pytensor,
+        reference,
+        rtol=1e-9,
+        atol=1e-12,
+        params={"kind": kind, "rows": rows, "cols": cols},
+    )
+
+
 # -- x + y on 10 elements: fixed costs (first result in a fresh process, call overhead) -----------------------------------
 
 
@@ -509,6 +609,13 @@ def all_workloads() -> dict[str, Workload]:
     for w in ws:
         w.probe = small[w.group].data
     ws.append(lenet_workload())  # its probe: 2 images of the same size (the graph declares the image shape)
+    ofg = ofg_chain_workload()
+    ofg.probe = small["ofg"].data  # the same graph on 3 elements
+    ws.append(ofg)
+    for kind in ("switch", "ifelse"):
+        cond = conditions_workload(kind)
+        cond.probe = conditions_workload(kind, 4, 3).data
+        ws.append(cond)
     return {w.name: w for w in ws}
 
 
@@ -522,6 +629,9 @@ def small_workloads() -> dict[str, Workload]:
         chain_workload(140, size=5),
         add_workload(),
         lenet_workload(batch=3, image=14, nkerns=(2, 3), k=3, hidden=5, n_out=4),
+        ofg_chain_workload(50, size=3),
+        conditions_workload("switch", 40, 30),
+        conditions_workload("ifelse", 40, 30),
     ]
     return {w.name: w for w in ws}
 
