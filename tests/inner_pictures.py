@@ -46,3 +46,22 @@ def nested_ofg() -> tuple[FunctionGraph, Any, str, str, OpFromGraph]:
     (node,) = [n for n in fg.toposort() if isinstance(n.op, OpFromGraph)]
     (inner_node,) = [n for n in node.op.fgraph.toposort() if isinstance(n.op, OpFromGraph)]
     return fg, node, fg.key(node), f"{fg.key(node)}/{node.op.fgraph.key(inner_node)}", inner_op
+
+
+def thousand_nodes_with_ofg(body_nodes: int) -> tuple[FunctionGraph, Any, str]:
+    """A 1,000-node chain with, halfway, an OpFromGraph ``big_body`` of ``body_nodes`` inner steps: (the graph,
+    the op's node, its key)."""
+    u = st.dvector("u")
+    body = u
+    for k in range(body_nodes):
+        body = st.sin(body) + k if k % 2 else st.exp(body)
+    op = OpFromGraph([u], [body], name="big_body")
+    x = st.dvector("x")
+    y = x
+    for k in range(1000):
+        y = st.cos(y) if k % 3 else y * 2
+        if k == 500:
+            y = op(y)
+    fg = FunctionGraph([x], [y])
+    (node,) = [n for n in fg.toposort() if isinstance(n.op, OpFromGraph)]
+    return fg, node, fg.key(node)

@@ -8,7 +8,7 @@ whose opened ``OpFromGraph`` keeps the picture within its budget.
 from __future__ import annotations
 
 import pytest
-from inner_pictures import HOSTILE, branch_graph, fused, nested_ofg
+from inner_pictures import HOSTILE, branch_graph, fused, nested_ofg, thousand_nodes_with_ofg
 
 import symlab.tensor as st
 from symlab.compile.builders import OpFromGraph
@@ -141,20 +141,7 @@ def test_hostile_names_inside_stay_literal_in_the_panel_and_the_markdown():
 
 
 def test_expanding_inside_a_1000_node_graph_stays_within_the_budget():
-    u = st.dvector("u")
-    body = u
-    for k in range(200):
-        body = st.sin(body) + k if k % 2 else st.exp(body)
-    op = OpFromGraph([u], [body], name="big_body")
-    x = st.dvector("x")
-    y = x
-    for k in range(1000):
-        y = st.cos(y) if k % 3 else y * 2
-        if k == 500:
-            y = op(y)
-    fg = FunctionGraph([x], [y])
-    (node,) = [n for n in fg.toposort() if isinstance(n.op, OpFromGraph)]
-    key = fg.key(node)
+    fg, node, key = thousand_nodes_with_ofg(200)
     view = GraphView(fg, max_nodes=40)
     before = len(view.model.nodes)
     keys_before = {k: view.model.obj(k) for k, n in view.model.nodes.items() if n.kind != "group"}

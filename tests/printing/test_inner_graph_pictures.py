@@ -10,7 +10,7 @@ import re
 import xml.etree.ElementTree as ET
 
 import pytest
-from inner_pictures import HOSTILE, branch_graph, fused
+from inner_pictures import HOSTILE, branch_graph, fused, nested_ofg, thousand_nodes_with_ofg
 
 import symlab.tensor as st
 from symlab.compile.builders import OpFromGraph
@@ -86,15 +86,7 @@ def test_lines_reach_inner_keys():
 
 
 def test_an_op_from_graph_nests_and_every_level_keeps_its_own_keys():
-    x, y = st.dvector("x"), st.dvector("y")
-    inner_op = OpFromGraph([x, y], [st.exp(x) * y], name="scale_exp")
-    outer_op = OpFromGraph([x], [inner_op(x, x) + 1], name="wrap")
-    a = st.dvector("a")
-    fg = FunctionGraph([a], [outer_op(a) * 2])
-    (node,) = [n for n in fg.toposort() if isinstance(n.op, OpFromGraph)]
-    key = fg.key(node)
-    (inner_node,) = [n for n in node.op.fgraph.toposort() if isinstance(n.op, OpFromGraph)]
-    nested = f"{key}/{node.op.fgraph.key(inner_node)}"
+    fg, node, key, nested, inner_op = nested_ofg()
     only_outer = build_model(fg, "compact", open_inner=[key])
     assert nested in only_outer.nodes and only_outer.nodes[nested].openable and not only_outer.nodes[nested].opened
     model = build_model(fg, "compact", open_inner=[key, nested])
@@ -214,27 +206,14 @@ def test_pydotprint_accepts_open_inner(tmp_path):
 
 # -- size ------------------------------------------------------------------------------------------------------
 def test_an_op_from_graph_opened_in_a_1000_node_graph_stays_within_the_budget():
-    u = st.dvector("u")
-    body = u
-    for k in range(300):
-        body = st.sin(body) + k if k % 2 else st.exp(body)
-    op = OpFromGraph([u], [body], name="big_body")
-    x = st.dvector("x")
-    y = x
-    for k in range(1000):
-        y = st.cos(y) if k % 3 else y * 2
-        if k == 500:
-            y = op(y)
-    fg = FunctionGraph([x], [y])
-    (node,) = [n for n in fg.toposort() if isinstance(n.op, OpFromGraph)]
-    key = fg.key(node)
+    fg, node, key = thousand_nodes_with_ofg(300)
     closed = build_model(fg, "compact", max_nodes=100)
     model = build_model(fg, "compact", max_nodes=100, open_inner=[key])
     assert len(model.nodes) <= 110, len(model.nodes)
     assert model.nodes[key].opened  # the open node is never folded away
     inner_groups = [k for k, n in model.nodes.items() if n.kind == "group" and k.startswith(f"{key}/")]
     assert inner_groups  # a big inner graph is itself folded
-    assert model.total == closed.total + len(op.fgraph.toposort())
+    assert model.total == closed.total + len(node.op.fgraph.toposort())
     # keys stay stable through opening: every outer key drawn both times names the same object
     for k in set(closed.nodes) & set(model.nodes):
         if closed.nodes[k].kind != "group":
