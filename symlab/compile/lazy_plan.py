@@ -232,7 +232,7 @@ def lazy_plan(
                 guard = Guard(len(guards), n, branch, n.inputs[0], taken_when, [])
                 guards.append(guard)
                 sub = build(key)
-                guard.nodes = [m for m in _flat(sub)]
+                guard.nodes = list(flat_nodes(sub))
                 for m in guard.nodes:  # an inner region's guard was set first: it stays
                     guard_of.setdefault(m, guard)
                 if branch == "then":
@@ -243,7 +243,7 @@ def lazy_plan(
         return items
 
     tree = build(None)
-    flat = list(_flat(tree))
+    flat = list(flat_nodes(tree))
     if len(flat) != len(order) or set(flat) != set(order):  # every node once: a plan that loses one is a bug
         raise AssertionError(f"lazy plan: {len(flat)} nodes planned for {len(order)} in the graph")
     index = {n: k for k, n in enumerate(order)}
@@ -293,14 +293,15 @@ def nodes_to_run(order: Sequence[Apply], outputs: Sequence[Variable], value_of: 
         p += 1
 
 
-def _flat(items: list[Any]):
+def flat_nodes(items: list[Any]) -> Iterator[Apply]:
+    """The nodes of a plan's items (nodes and :class:`Branching`), in run order: an ifelse's regions before it."""
     for item in items:
         if isinstance(item, Branching):
             for _branch, sub, _guard in item.branches():
-                yield from _flat(sub)
+                yield from flat_nodes(sub)
             yield item.node
         else:
             yield item
 
 
-__all__ = ["GUARD", "NODE", "Branching", "Guard", "LazyPlan", "clients_of", "is_lazy_choice", "lazy_plan", "nodes_to_run"]
+__all__ = ["GUARD", "NODE", "Branching", "Guard", "LazyPlan", "clients_of", "flat_nodes", "is_lazy_choice", "lazy_plan", "nodes_to_run"]

@@ -55,7 +55,7 @@ from typing import Any
 
 import numpy as np
 
-from symlab.compile.lazy_plan import Branching, LazyPlan, is_lazy_choice, lazy_plan
+from symlab.compile.lazy_plan import Branching, LazyPlan, flat_nodes, is_lazy_choice, lazy_plan
 from symlab.compile.numba.kernel_source import DECORATOR, IMPORTS, KernelModule, kernel_modules
 from symlab.graph.basic import Apply, Constant, Variable
 from symlab.tensor.type import TensorType
@@ -165,7 +165,7 @@ def generate_module(nodes: Sequence[Apply], inputs: Sequence[Variable], outputs:
     live: set[Variable] = set(outputs)
     for _kind, run, guards in reversed(runs):
         needed_after.append(set(live))
-        for node in _run_nodes(run):
+        for node in flat_nodes(run):
             live.update(node.inputs)
         live.update(g.condition for g in guards)
     needed_after.reverse()
@@ -193,7 +193,7 @@ def generate_module(nodes: Sequence[Apply], inputs: Sequence[Variable], outputs:
             steps.append(Step(kind, run, args, [slot(v) for v in node.outputs], program=hosted.get(node),
                               guards=guard_slots(guards)))
             continue
-        run_nodes = list(_run_nodes(run))
+        run_nodes = list(flat_nodes(run))
         produced = {o for n in run_nodes for o in n.outputs}
         body: list[str] = []
         used: list[str] = []
@@ -251,15 +251,6 @@ def run_outputs(run: list[Apply], needed: set[Variable]) -> list[Variable]:
     return [o for n in run for o in n.outputs if o in needed]
 
 
-def _run_nodes(items: list[Any]):
-    """The nodes of a run's items, in run order (an ifelse's regions before it)."""
-    for item in items:
-        if isinstance(item, Branching):
-            for _branch, sub, _guard in item.branches():
-                yield from _run_nodes(sub)
-            yield item.node
-        else:
-            yield item
 
 
 def _compiled_inline(item: Branching, names: dict[Apply, str]) -> bool:
