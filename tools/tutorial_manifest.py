@@ -17,8 +17,6 @@ from collections.abc import Callable
 
 SCAN = "needs scan (a later issue)"
 RANDOM = "needs random variables, symlab.tensor.random (a later issue)"
-IFELSE = "needs ifelse (a later issue)"
-OPFROMGRAPH = "needs OpFromGraph (a later issue)"
 JAX = "needs random variables and the JAX backend"
 FRAGMENT = "not code: a fragment with placeholders (Sphinx does not run code-blocks)"
 PAGE_ERROR = "fails in PyTensor too: "
@@ -38,8 +36,7 @@ EXCLUDED: dict[str, str] = {
     **{f"loop:{k}": SCAN for k in range(1, 12)},
     **{f"prng:{k}": RANDOM for k in (*range(8, 24), *range(26, 30), *range(31, 38), 41, *range(48, 54))},
     **{f"prng:{k}": SCAN + " and random variables" for k in (39, 40, 43, 44)},
-    "prng:45": OPFROMGRAPH + " and random variables",
-    "prng:47": OPFROMGRAPH + " and random variables",  # calls prng:46's function, which builds both
+    "prng:47": RANDOM,  # calls prng:46's function, an OpFromGraph around a random draw
     **{f"prng:{k}": JAX for k in range(54, 59)},
     "shape_info:3": RANDOM,
 }
