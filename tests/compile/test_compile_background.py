@@ -154,7 +154,8 @@ def test_calls_from_many_threads_during_the_switch_all_agree(held):
     f = symlab.function([x], st.exp(-(x**2)) * st.sin(x) + st.log1p(x * x) * 0.5, profile=True)
     values = np.linspace(-3, 3, 1_000)
     expected = symlab.function([x], st.exp(-(x**2)) * st.sin(x) + st.log1p(x * x) * 0.5, mode="NUMPY")(values)
-    errors, calls, start = [], [0] * 4, threading.Barrier(5)
+    # every thread makes its first call before the compile is released, so calls land on both tiers
+    errors, calls, start, first_calls = [], [0] * 4, threading.Barrier(5), threading.Barrier(5)
 
     def caller(k):
         start.wait()
@@ -165,6 +166,8 @@ def test_calls_from_many_threads_during_the_switch_all_agree(held):
                 if not np.array_equal(f(values), expected):  # the same bits on either tier
                     errors.append(f"thread {k}: call {calls[k]} differs")
                 calls[k] += 1
+                if calls[k] == 1:
+                    first_calls.wait(60)
                 after_ready += ready
                 if calls[k] > 200_000:
                     errors.append(f"thread {k}: the machine code never became ready")
@@ -176,6 +179,7 @@ def test_calls_from_many_threads_during_the_switch_all_agree(held):
     for t in threads:
         t.start()
     start.wait()
+    first_calls.wait(60)
     held.set()  # the switch happens while the four threads call
     for t in threads:
         t.join(120)
