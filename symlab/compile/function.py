@@ -46,6 +46,7 @@ from typing import Any
 import numpy as np
 
 from symlab.compile.function_arguments import (
+    default_updates,
     input_downcast,
     pairs,
     read_givens,
@@ -88,6 +89,7 @@ class FunctionMaker:
         allow_input_downcast: bool | None = None,
         profile: bool | ProfileStats = False,
         accept_inplace: bool = False,
+        no_default_updates: bool | Sequence[SharedVariable] = False,
     ) -> None:
         started = perf_counter()
         if name is not None and not isinstance(name, str):
@@ -108,6 +110,11 @@ class FunctionMaker:
         targets = [o.variable for o in self.outputs] + [u for _, u in update_pairs]
         if given_pairs and targets:
             targets = clone_replace(targets, given_pairs)
+        # The default updates of the shared variables the graph uses (a RandomStream's generators), unless
+        # updated explicitly or excluded; an update's own graph may use more shared variables, so this repeats.
+        for target, expr in default_updates(targets, update_pairs, no_default_updates, where):
+            update_pairs.append((target, expr))
+            targets.append(clone_replace([expr], given_pairs)[0] if given_pairs else expr)
         explicit = [i.variable for i in self.inputs]
         explicit_set = set(explicit)
         shared: dict[SharedVariable, None] = {}
@@ -142,6 +149,9 @@ class FunctionMaker:
         self.shared: list[SharedVariable] = list(shared)
         self.updates: list[tuple[SharedVariable, Variable]] = list(update_pairs)
         mutable = [k for k, i in enumerate(self.inputs) if i.mutable]
+        # A generator the function updates is replaced after the call anyway: draws may advance it in place.
+        mutable += [len(explicit) + self.shared.index(s) for s, _ in update_pairs
+                    if getattr(s.type, "is_generator_state", False)]
         self.fgraph = FunctionGraph(
             explicit + self.shared, targets, clone=True, features=[DestroyHandler(mutable)]
         )
@@ -561,6 +571,7 @@ def function(
     allow_input_downcast: bool | None = None,
     profile: bool | ProfileStats = False,
     accept_inplace: bool = False,
+    no_default_updates: bool | Sequence[SharedVariable] = False,
 ) -> Function:
     """Compile ``outputs`` (a Variable, a list or a dict of them, or :class:`Out`) as a function of ``inputs``.
 
@@ -574,6 +585,8 @@ def function(
     (``None``: only Python floats into ``floatX``). ``profile=True``: record
     times in ``f.profile``. ``accept_inplace``: allow the graph given to hold
     operations that overwrite their inputs (refused otherwise, as in PyTensor).
+    ``no_default_updates``: ``True`` leaves out the ``default_update`` of every shared variable (the draws of
+    a ``RandomStream`` then give the same numbers at each call), a list leaves out those of the variables listed.
 
     >>> import symlab
     >>> import symlab.tensor as st
@@ -585,7 +598,7 @@ def function(
     with gc_paused():  # compiling a large graph would otherwise run many full collections
         return FunctionMaker(
             inputs, outputs, mode, updates, givens, name, on_unused_input, allow_input_downcast, profile,
-            accept_inplace,
+            accept_inplace, no_default_updates,
         ).create()
 
 

@@ -20,6 +20,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+
 from symlab.compile.io import In, Out
 from symlab.graph.basic import Constant, Variable
 from symlab.graph.sharedvalue import SharedVariable, describe_value
@@ -175,6 +177,68 @@ def read_updates(updates: Any, where: str) -> list[tuple[SharedVariable, Variabl
     return out
 
 
+def default_updates(
+    targets: list[Variable],
+    updates: list[tuple[SharedVariable, Variable]],
+    no_default_updates: Any,
+    where: str,
+) -> list[tuple[SharedVariable, Variable]]:
+    """The ``default_update`` pairs of the shared variables ``targets`` use (and their updates use, in turn).
+
+    A variable updated in ``updates`` keeps that update; ``no_default_updates`` is ``True`` (no default update),
+    ``False``, or a list of the shared variables whose default update is left out.
+
+    >>> import symlab
+    >>> import symlab.tensor as st
+    >>> n = symlab.shared(0, name="n")
+    >>> n.default_update = n + 1
+    >>> [(str(s), str(e)) for s, e in default_updates([n * 2], [], False, "function")]
+    [('n', 'Elemwise{add,no_inplace}.0')]
+    >>> default_updates([n * 2], [], [n], "function")
+    []
+    """
+    if no_default_updates is True or isinstance(no_default_updates, np.bool_) and no_default_updates:
+        return []
+    if no_default_updates is False or no_default_updates is None:
+        excluded: set[Variable] = set()
+    else:
+        try:
+            excluded = set(no_default_updates)
+        except TypeError:
+            raise TypeError(
+                f"{where}: no_default_updates must be True, False or a list of shared variables, received "
+                f"{no_default_updates!r:.60}"
+            ) from None
+        for k, item in enumerate(excluded):
+            if not isinstance(item, SharedVariable):
+                raise TypeError(f"{where}: no_default_updates entry {k} must be a shared variable, received {item!r:.60}")
+    updated = {target for target, _ in updates}
+    seen: set[Variable] = set()
+    found: list[tuple[SharedVariable, Variable]] = []
+    pending = list(targets)
+    while pending:
+        new: list[Variable] = []
+        for leaf in graph_inputs(pending):
+            if not isinstance(leaf, SharedVariable) or leaf in seen:
+                continue
+            seen.add(leaf)
+            expr = leaf.default_update
+            if expr is None or leaf in updated or leaf in excluded:
+                continue
+            try:
+                expr = leaf.type.filter_variable(expr)
+            except (TypeError, ValueError) as err:
+                raise TypeError(
+                    f"{where}: the default_update of {leaf} ({leaf.type}) is {expr!s:.60}, which cannot be stored in "
+                    f"it: {err}"
+                ) from None
+            found.append((leaf, expr))
+            updated.add(leaf)
+            new.append(expr)
+        pending = new
+    return found
+
+
 def read_givens(givens: Any, where: str) -> list[tuple[Variable, Variable]]:
     """The ``givens`` of ``function`` as (variable, replacement) pairs, each replacement of the variable's type."""
     out = []
@@ -190,6 +254,7 @@ def read_givens(givens: Any, where: str) -> list[tuple[Variable, Variable]]:
 
 
 __all__ = [
+    "default_updates",
     "input_downcast",
     "pairs",
     "read_givens",

@@ -109,6 +109,13 @@ def shared(
         raise TypeError(f"shared: borrow must be True or False, received {borrow!r}")
     if isinstance(value, Variable):
         raise TypeError(f"shared: expected a value (an array or a number), received the symbolic variable {value}")
+    if isinstance(value, np.random.Generator | np.random.RandomState):
+        # A NumPy generator becomes a shared generator, the state random variables draw from (loaded only then).
+        if shape is not None:
+            raise TypeError(f"shared: shape= is for arrays, received a generator and shape={shape!r}")
+        from symlab.tensor.random.variable import shared_generator
+
+        return shared_generator(value, name=name, strict=strict, allow_downcast=allow_downcast, borrow=bool(borrow))
     if value.__class__.__module__.startswith("scipy.sparse"):
         # A scipy.sparse matrix becomes a shared sparse variable, as in PyTensor (loaded only then).
         if shape is not None:

@@ -85,6 +85,10 @@ class SharedVariable(Variable):
     """
 
     container: Container
+    #: The update a function applies to this variable when its ``updates`` give none (``None``: no update). A
+    #: draw of a ``RandomStream`` sets it to the next generator, so every function using the draw advances it;
+    #: ``symlab.function(..., no_default_updates=True)`` leaves it out.
+    default_update: Variable | None = None
 
     def __init__(
         self,
@@ -144,6 +148,8 @@ class SharedVariable(Variable):
     def clone(self, name: str | None = None) -> SharedVariable:
         cp = type(self)(self.type, name=self.name if name is None else name, container=self.container)
         cp.tag.update(self.tag)
+        if self.default_update is not None:
+            cp.default_update = self.default_update
         return cp
 
     def __str__(self) -> str:

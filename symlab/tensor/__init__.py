@@ -99,4 +99,8 @@ def __getattr__(name: str):
         import symlab.tensor.signal as signal
 
         return signal
+    if name == "random":  # PyTensor's pt.random: random variables
+        import symlab.tensor.random as random
+
+        return random
     raise AttributeError(f"module 'symlab.tensor' has no attribute {name!r}")

@@ -30,7 +30,8 @@ specialize     ``pow_two`` and ``mul_self`` (sqr), ``pow_half`` (sqrt), ``pow_on
                ``pow_four``, ``softplus_expanded``, ``sigmoid_expanded``, ``abs_neg``,
                ``fill_to_alloc``
 fusion         ``elemwise_fusion``
-inplace        ``inplace_elemwise``, ``inplace_dimshuffle``
+inplace        ``inplace_elemwise``, ``inplace_dimshuffle``, ``random_make_inplace``
+               (:mod:`~symlab.rewriting.rules.random`)
 =============  ==========================================================================
 
 Every rule keeps the values of the graph it rewrites for finite inputs, except the seed's ``mul_div``
@@ -50,10 +51,12 @@ from symlab.rewriting.db import default_db
 from symlab.rewriting.merge import MergeOptimizer
 from symlab.rewriting.rules import algebra, canonicalize, fill, fusion_inplace, shapes, specialize, stabilize
 from symlab.rewriting.rules import logistic  # after stabilize: its table rows are tried first
+from symlab.rewriting.rules import random  # random variables: drawing in place
 
 # Merging and constant folding come after the rules above in the database's order (rules of one position
 # are tried in the order they were registered).
 default_db.register(MergeOptimizer(), "canonicalize", "fast_compile")
 default_db.register(constant_folding, "canonicalize", "fast_compile")
 
-__all__ = ["algebra", "canonicalize", "fill", "fusion_inplace", "logistic", "shapes", "specialize", "stabilize"]
+__all__ = ["algebra", "canonicalize", "fill", "fusion_inplace", "logistic", "random", "shapes", "specialize",
+           "stabilize"]
