@@ -115,7 +115,11 @@ def grad(
                 if inp in on_path and inp not in blockers:
                     grads[inp] = nulls[0]
             continue
-        out_grads = [zeros_like_gradient(o) if g is None else g for o, g in zip(node.outputs, out_grads)]
+        # An output that is not a tensor (a random variable's next generator) has no gradient: disconnected.
+        out_grads = [
+            g if g is not None else zeros_like_gradient(o) if isinstance(o.type, TensorType) else DisconnectedType()()
+            for o, g in zip(node.outputs, out_grads)
+        ]
         input_grads = node.op.L_op(node.inputs, node.outputs, out_grads)
         if len(input_grads) != len(node.inputs):
             raise ValueError(

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from symlab.config import config
 from symlab.graph.basic import Variable
 from symlab.scalar.basic import Cast
 from symlab.scalar.type import check_dtype
@@ -97,7 +98,7 @@ def static_int(s: Variable) -> int | None:
 def cast(x: Any, dtype: Any) -> Variable:
     """``x`` converted to ``dtype`` (returns ``x`` itself when it already has it)."""
     x = as_tensor_variable(x)
-    dtype = check_dtype("float64" if dtype == "floatX" else dtype)
+    dtype = check_dtype(config.floatX if dtype == "floatX" else dtype)
     if x.dtype == dtype:
         return x
     return Elemwise(Cast(dtype))(x)

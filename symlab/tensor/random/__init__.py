@@ -2,7 +2,9 @@
 
 - :mod:`~symlab.tensor.random.type`: ``RandomGeneratorType``, the type of a generator;
 - :mod:`~symlab.tensor.random.op`: ``RandomVariable``, the op ``(rng, size, *params) -> (next_rng, draw)``;
-- :mod:`~symlab.tensor.random.basic`: the distributions (``normal``, ``uniform``, ...);
+- :mod:`~symlab.tensor.random.basic`: the distributions (``normal``, ``uniform``, ...; ``__all__`` lists them all),
+  with the discrete ones in :mod:`~symlab.tensor.random.discrete` and those with core dimensions in
+  :mod:`~symlab.tensor.random.multivariate`; :mod:`~symlab.tensor.random.parameters` checks parameter values;
 - :mod:`~symlab.tensor.random.variable`: ``rng()``, ``shared_rng()`` and the generator variables' methods;
 - :mod:`~symlab.tensor.random.utils`: ``RandomStream``, whose draws advance their generators by default.
 

@@ -36,7 +36,7 @@ import numpy as np
 
 from symlab.config import config
 from symlab.graph.basic import Apply, Constant, Variable
-from symlab.graph.null_type import grad_undefined
+from symlab.graph.null_type import disconnected, grad_undefined
 from symlab.graph.op import Op
 from symlab.tensor.conversion import as_tensor_variable, constant
 from symlab.tensor.elemwise import DimShuffle
@@ -145,6 +145,8 @@ class RandomVariable(Op):
     __props__ = ("name", "signature", "dtype", "inplace")
     default_output = 1
     name: str = "random"
+    #: The parameters' names, as the distribution's function names them (for error messages).
+    param_names: tuple[str, ...] = ()
     signature: str = "->()"
     dtype: str | None = None
     inplace: bool = False
@@ -223,13 +225,14 @@ class RandomVariable(Op):
             except TypeError as err:
                 raise TypeError(str(err)) from None
             if not isinstance(p.type, TensorType):
-                raise TypeError(f"{self.name}: parameter {k} must be a tensor, received {p} of type {p.type}")
+                raise TypeError(f"{self.name}: {self.param_name(k)} must be a tensor, received {p} of type {p.type}")
             if p.type.ndim < core:
                 raise ValueError(
-                    f"{self.name}: parameter {k} must have at least {core} dimensions (signature {self.signature}), "
-                    f"received {p} of type {p.type}"
+                    f"{self.name}: {self.param_name(k)} must have at least {core} dimensions (signature "
+                    f"{self.signature}), received {p} of type {p.type}"
                 )
             tensors.append(p)
+        self.check_core_shapes([p.type.shape for p in tensors])
         self.check_parameters(tensors)
         batch = self.batch_static_shape(size, tensors)
         tensors = self.expand_parameters(tensors, len(batch))
@@ -238,8 +241,42 @@ class RandomVariable(Op):
         next_rng = rng.type()
         return Apply(self, [rng, size, *tensors], [next_rng, draw])
 
+    def param_name(self, k: int) -> str:
+        """What parameter ``k`` is called (``loc``, ``scale``... as the distribution's function names it)."""
+        return self.param_names[k] if k < len(self.param_names) else f"parameter {k}"
+
     def check_parameters(self, params: Sequence[Variable]) -> None:
-        """Refuse parameters whose values are known and invalid (a subclass's check; none by default)."""
+        """Refuse parameters whose values are known before running (constants) and invalid: ``check_values``."""
+        self.check_values([known_values(p) for p in params])
+
+    def check_values(self, values: Sequence[np.ndarray | None]) -> None:
+        """Refuse invalid parameter values with a ``ValueError`` naming the parameter (a subclass's check).
+
+        ``values`` holds one array per parameter, ``None`` where the value is not known yet: ``make_node`` calls it
+        with the constants' values, ``perform`` with every value, so a bad value is caught when built or when run.
+        """
+
+    def check_core_shapes(self, shapes: Sequence[tuple[int | None, ...]]) -> None:
+        """Refuse parameters whose core dimensions disagree with the signature (``(n),(n,n)``: one ``n``)."""
+        seen: dict[str, tuple[int, int]] = {}
+        for k, (shape, dims) in enumerate(zip(shapes, self.inputs_sig, strict=True)):
+            core = shape[len(shape) - len(dims):] if dims else ()
+            for d, s in zip(dims, core, strict=True):
+                if s is None:
+                    continue
+                if d.isdigit() and s != int(d):
+                    raise ValueError(
+                        f"{self.name}: {self.param_name(k)} must have {d} entries along its core dimension "
+                        f"(signature {self.signature}), received shape {tuple(shape)}"
+                    )
+                if d in seen and seen[d][1] != s:
+                    j = seen[d][0]
+                    raise ValueError(
+                        f"{self.name}: {self.param_name(k)} of shape {tuple(shape)} does not match "
+                        f"{self.param_name(j)} of shape {tuple(shapes[j])}: core dimension {d!r} of signature "
+                        f"{self.signature} is {s} in one and {seen[d][1]} in the other"
+                    )
+                seen.setdefault(d, (k, s))
 
     def batch_static_shape(self, size: Variable, params: Sequence[Variable]) -> tuple[int | None, ...]:
         """What is known of the batch shape: ``size``'s entries, or the parameters' batch shapes broadcast."""
@@ -249,13 +286,13 @@ class RandomVariable(Op):
             for k, shape in enumerate(batch_shapes):
                 if len(shape) > len(entries):
                     raise ValueError(
-                        f"{self.name}: size has {len(entries)} entries but parameter {k} ({params[k]}) has "
+                        f"{self.name}: size has {len(entries)} entries but {self.param_name(k)} ({params[k]}) has "
                         f"{len(shape)} batch dimensions; size must have at least {len(shape)}"
                     )
                 for axis, (got, want) in enumerate(zip(shape[::-1], entries[::-1])):
                     if got is not None and want is not None and got not in (1, want):
                         raise ValueError(
-                            f"{self.name}: parameter {k} ({params[k]}) of shape {params[k].type.shape} cannot be "
+                            f"{self.name}: {self.param_name(k)} ({params[k]}) of shape {params[k].type.shape} cannot be "
                             f"broadcast to size {entries}: dimension {len(entries) - 1 - axis} is {got}, expected "
                             f"{want} or 1"
                         )
@@ -267,7 +304,8 @@ class RandomVariable(Op):
             known = {s for s in sizes if s is not None and s != 1}
             if len(known) > 1:
                 raise ValueError(
-                    f"{self.name}: the parameters' shapes {[p.type.shape for p in params]} do not broadcast together "
+                    f"{self.name}: the parameters' shapes "
+                    f"{', '.join(f'{self.param_name(k)} {p.type.shape}' for k, p in enumerate(params))} do not broadcast together "
                     f"(batch dimension {axis} has sizes {sorted(known)})"
                 )
             out.append(known.pop() if known else (1 if sizes and None not in sizes else None))
@@ -319,30 +357,62 @@ class RandomVariable(Op):
         *params, size = args
         return getattr(rng, self.name)(*params, size=size)
 
+    def check_batch_shapes(self, size: tuple[int, ...] | None, shapes: Sequence[tuple[int, ...]]) -> None:
+        """Refuse parameter values whose batch shapes do not broadcast together, or to ``size`` (at run time)."""
+        batches = [s[: len(s) - core] for s, core in zip(shapes, self.ndims_params, strict=True)]
+        try:
+            np.broadcast_shapes(*batches)
+        except ValueError:
+            named = ", ".join(f"{self.param_name(k)} {tuple(s)}" for k, s in enumerate(shapes))
+            raise ValueError(f"{self.name}: the parameters' shapes do not broadcast together: {named}") from None
+        if size is None:
+            return
+        for k, batch in enumerate(batches):
+            if len(batch) > len(size) or any(b not in (1, s) for b, s in zip(batch[::-1], size[::-1])):
+                raise ValueError(
+                    f"{self.name}: {self.param_name(k)} of shape {tuple(shapes[k])} cannot be broadcast to size "
+                    f"{size}: its batch shape {tuple(batch)} must broadcast to the size"
+                )
+
     def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]) -> None:
         rng, size, *params = inputs
+        size = None if size is None else tuple(int(s) for s in size)
+        shapes = [np.shape(p) for p in params]
+        self.check_core_shapes(shapes)
+        self.check_batch_shapes(size, shapes)
+        self.check_values([np.asarray(p) for p in params])
         if not self.inplace:
             rng = copy_generator(rng)
-        size = None if size is None else tuple(int(s) for s in size)
+        try:
+            draw = self.rng_fn(rng, *params, size)
+        except ValueError as err:
+            named = ", ".join(f"{self.param_name(k)} of shape {s}" for k, s in enumerate(shapes))
+            raise ValueError(f"{self}: NumPy refused to draw with {named} and size {size}: {err}") from err
         output_storage[0][0] = rng
-        output_storage[1][0] = np.asarray(self.rng_fn(rng, *params, size), dtype=self.dtype)
+        output_storage[1][0] = np.asarray(draw, dtype=self.dtype)
+
+    def batch_shape_entries(self, node: Apply, input_shapes: Sequence[Sequence[Variable]]) -> list[Variable]:
+        """The draw's batch shape, symbolically: ``size``'s entries, or the parameters' broadcast batch shape."""
+        _, size, *params = node.inputs
+        ndim_batch = node.outputs[1].type.ndim - self.ndim_supp
+        if not isinstance(size.type, NoneTypeT):
+            return [vector_entry(size, i) for i in range(ndim_batch)]
+        batch = []
+        for axis in range(ndim_batch):
+            entry = None
+            for p, shape in zip(params, input_shapes[2:], strict=True):
+                if p.type.shape[axis] == 1:
+                    continue
+                entry = shape[axis]
+                break
+            batch.append(constant(1, dtype="int64") if entry is None else entry)
+        return batch
 
     def infer_shape(self, fgraph: Any, node: Apply, input_shapes: Sequence[Sequence[Variable]]) -> list:
-        _, size, *params = node.inputs
         draw = node.outputs[1]
         ndim_batch = draw.type.ndim - self.ndim_supp
-        if not isinstance(size.type, NoneTypeT):
-            batch = [vector_entry(size, i) for i in range(ndim_batch)]
-        else:
-            batch = []
-            for axis in range(ndim_batch):
-                entry = None
-                for p, shape, core in zip(params, input_shapes[2:], self.ndims_params, strict=True):
-                    if p.type.shape[axis] == 1:
-                        continue
-                    entry = shape[axis]
-                    break
-                batch.append(constant(1, dtype="int64") if entry is None else entry)
+        batch = self.batch_shape_entries(node, input_shapes)
+        _, _, *params = node.inputs
         support = []
         for axis, dim in enumerate(self.output_sig):
             known = draw.type.shape[ndim_batch + axis]
@@ -360,14 +430,22 @@ class RandomVariable(Op):
     # -- differentiating -----------------------------------------------------------------------------------
     def L_op(self, inputs: Sequence[Variable], outputs: Sequence[Variable],  # noqa: N802 - PyTensor's name
              output_grads: Sequence[Variable]) -> list[Variable]:
-        """No gradient, unless a distribution defines one (a reparametrized draw): a named undefined gradient."""
-        return [
-            grad_undefined(self, k, inp, f"a draw of {self.name} is not a differentiable function of its inputs")
-            for k, inp in enumerate(inputs)
-        ]
+        """No gradient, unless a distribution defines one (a reparametrized draw): a named undefined gradient.
+
+        The generator and ``size`` are disconnected (a generator is state, not a number; a size is an integer), so
+        a cost that reaches a parameter through another path, or through a later draw's generator, is unaffected.
+        """
+        why = f"a draw of {self.name} is not a differentiable function of its inputs"
+        return [disconnected(), disconnected(), *(grad_undefined(self, k, inp, why)
+                                                  for k, inp in enumerate(inputs) if k >= 2)]
 
     def do_constant_folding(self, fgraph: Any, node: Apply) -> bool:
         return False  # a draw is not a constant, even when its parameters are
+
+
+def known_values(p: Variable) -> np.ndarray | None:
+    """The value of a parameter known before running the graph (a constant), else None."""
+    return np.asarray(p.data) if isinstance(p, Constant) else None
 
 
 def static_size(size: Variable) -> tuple[int | None, ...] | None:
@@ -377,4 +455,4 @@ def static_size(size: Variable) -> tuple[int | None, ...] | None:
     return static_entries(size)
 
 
-__all__ = ["RandomVariable", "normalize_size_param", "parse_signature", "register_default_generator", "static_size"]
+__all__ = ["RandomVariable", "known_values", "normalize_size_param", "parse_signature", "register_default_generator", "static_size"]

@@ -46,8 +46,9 @@ class RandomGeneratorVariable(Variable):
                 UserWarning,
                 stacklevel=3,
             )
-        self.tag.used = True
-        return op(*params, rng=self, return_next_rng=True, **kwargs)
+        drawn = op(*params, rng=self, return_next_rng=True, **kwargs)
+        self.tag.used = True  # only once the draw exists: a refused draw leaves the generator as it was
+        return drawn
 
     def normal(self, loc: Any = 0.0, scale: Any = 1.0, size: Any = None, **kwargs: Any) -> tuple[Variable, Variable]:
         """``(next_rng, draw)`` of :data:`~symlab.tensor.random.basic.normal`."""
@@ -56,6 +57,139 @@ class RandomGeneratorVariable(Variable):
     def uniform(self, low: Any = 0.0, high: Any = 1.0, size: Any = None, **kwargs: Any) -> tuple[Variable, Variable]:
         """``(next_rng, draw)`` of :data:`~symlab.tensor.random.basic.uniform`."""
         return self._draw(basic.uniform, low, high, size=size, **kwargs)
+
+    def standard_normal(self, size: Any = None, **kwargs: Any) -> tuple[Variable, Variable]:
+        """``(next_rng, draw)`` of :func:`~symlab.tensor.random.basic.standard_normal`."""
+        return self._draw(basic.standard_normal, size=size, **kwargs)
+
+    def triangular(self, left: Any, mode: Any, right: Any, size: Any = None, **kwargs: Any) -> tuple[Variable, Variable]:
+        """``(next_rng, draw)`` of :data:`~symlab.tensor.random.basic.triangular`."""
+        return self._draw(basic.triangular, left, mode, right, size=size, **kwargs)
+
+    def beta(self, alpha: Any, beta: Any, size: Any = None, **kwargs: Any) -> tuple[Variable, Variable]:
+        """``(next_rng, draw)`` of :data:`~symlab.tensor.random.basic.beta`."""
+        return self._draw(basic.beta, alpha, beta, size=size, **kwargs)
+
+    def halfnormal(self, loc: Any = 0.0, scale: Any = 1.0, size: Any = None, **kwargs: Any) -> tuple[Variable, Variable]:
+        """``(next_rng, draw)`` of :data:`~symlab.tensor.random.basic.halfnormal`."""
+        return self._draw(basic.halfnormal, loc, scale, size=size, **kwargs)
+
+    def lognormal(self, mean: Any = 0.0, sigma: Any = 1.0, size: Any = None, **kwargs: Any) -> tuple[Variable, Variable]:
+        """``(next_rng, draw)`` of :data:`~symlab.tensor.random.basic.lognormal`."""
+        return self._draw(basic.lognormal, mean, sigma, size=size, **kwargs)
+
+    def gamma(self, shape: Any, rate: Any = None, scale: Any = None, size: Any = None,
+              **kwargs: Any) -> tuple[Variable, Variable]:
+        """``(next_rng, draw)`` of :func:`~symlab.tensor.random.basic.gamma` (give ``scale``)."""
+        return self._draw(basic.gamma, shape, rate, scale, size=size, **kwargs)
+
+    def invgamma(self, shape: Any, scale: Any, size: Any = None, **kwargs: Any) -> tuple[Variable, Variable]:
+        """``(next_rng, draw)`` of :data:`~symlab.tensor.random.basic.invgamma`."""
+        return self._draw(basic.invgamma, shape, scale, size=size, **kwargs)
+
+    def standard_gamma(self, shape: Any, size: Any = None, **kwargs: Any) -> tuple[Variable, Variable]:
+        """``(next_rng, draw)`` of :data:`~symlab.tensor.random.basic.standard_gamma`."""
+        return self._draw(basic.standard_gamma, shape, size=size, **kwargs)
+
+    def chisquare(self, df: Any, size: Any = None) -> tuple[Variable, Variable]:
+        """``(next_rng, draw)`` of :func:`~symlab.tensor.random.basic.chisquare`."""
+        return self._draw(basic.chisquare, df, size=size)
+
+    def pareto(self, b: Any, scale: Any = 1.0, size: Any = None, **kwargs: Any) -> tuple[Variable, Variable]:
+        """``(next_rng, draw)`` of :data:`~symlab.tensor.random.basic.pareto`."""
+        return self._draw(basic.pareto, b, scale, size=size, **kwargs)
+
+    def gumbel(self, loc: Any, scale: Any = 1.0, size: Any = None, **kwargs: Any) -> tuple[Variable, Variable]:
+        """``(next_rng, draw)`` of :data:`~symlab.tensor.random.basic.gumbel`."""
+        return self._draw(basic.gumbel, loc, scale, size=size, **kwargs)
+
+    def exponential(self, scale: Any = 1.0, size: Any = None, **kwargs: Any) -> tuple[Variable, Variable]:
+        """``(next_rng, draw)`` of :data:`~symlab.tensor.random.basic.exponential`."""
+        return self._draw(basic.exponential, scale, size=size, **kwargs)
+
+    def weibull(self, shape: Any, size: Any = None, **kwargs: Any) -> tuple[Variable, Variable]:
+        """``(next_rng, draw)`` of :data:`~symlab.tensor.random.basic.weibull`."""
+        return self._draw(basic.weibull, shape, size=size, **kwargs)
+
+    def logistic(self, loc: Any = 0.0, scale: Any = 1.0, size: Any = None, **kwargs: Any) -> tuple[Variable, Variable]:
+        """``(next_rng, draw)`` of :data:`~symlab.tensor.random.basic.logistic`."""
+        return self._draw(basic.logistic, loc, scale, size=size, **kwargs)
+
+    def vonmises(self, mu: Any, kappa: Any, size: Any = None, **kwargs: Any) -> tuple[Variable, Variable]:
+        """``(next_rng, draw)`` of :data:`~symlab.tensor.random.basic.vonmises`."""
+        return self._draw(basic.vonmises, mu, kappa, size=size, **kwargs)
+
+    def cauchy(self, loc: Any = 0.0, scale: Any = 1.0, size: Any = None, **kwargs: Any) -> tuple[Variable, Variable]:
+        """``(next_rng, draw)`` of :data:`~symlab.tensor.random.basic.cauchy`."""
+        return self._draw(basic.cauchy, loc, scale, size=size, **kwargs)
+
+    def halfcauchy(self, loc: Any = 0.0, scale: Any = 1.0, size: Any = None, **kwargs: Any) -> tuple[Variable, Variable]:
+        """``(next_rng, draw)`` of :data:`~symlab.tensor.random.basic.halfcauchy`."""
+        return self._draw(basic.halfcauchy, loc, scale, size=size, **kwargs)
+
+    def wald(self, mean: Any = 1.0, scale: Any = 1.0, size: Any = None, **kwargs: Any) -> tuple[Variable, Variable]:
+        """``(next_rng, draw)`` of :data:`~symlab.tensor.random.basic.wald`."""
+        return self._draw(basic.wald, mean, scale, size=size, **kwargs)
+
+    def t(self, df: Any, loc: Any = 0.0, scale: Any = 1.0, size: Any = None, **kwargs: Any) -> tuple[Variable, Variable]:
+        """``(next_rng, draw)`` of :data:`~symlab.tensor.random.basic.t`."""
+        return self._draw(basic.t, df, loc, scale, size=size, **kwargs)
+
+    def laplace(self, loc: Any = 0.0, scale: Any = 1.0, size: Any = None, **kwargs: Any) -> tuple[Variable, Variable]:
+        """``(next_rng, draw)`` of :data:`~symlab.tensor.random.basic.laplace`."""
+        return self._draw(basic.laplace, loc, scale, size=size, **kwargs)
+
+    def poisson(self, lam: Any = 1.0, size: Any = None, **kwargs: Any) -> tuple[Variable, Variable]:
+        """``(next_rng, draw)`` of :data:`~symlab.tensor.random.basic.poisson`."""
+        return self._draw(basic.poisson, lam, size=size, **kwargs)
+
+    def geometric(self, p: Any, size: Any = None, **kwargs: Any) -> tuple[Variable, Variable]:
+        """``(next_rng, draw)`` of :data:`~symlab.tensor.random.basic.geometric`."""
+        return self._draw(basic.geometric, p, size=size, **kwargs)
+
+    def hypergeometric(self, ngood: Any, nbad: Any, nsample: Any, size: Any = None, **kwargs: Any) -> tuple[Variable, Variable]:
+        """``(next_rng, draw)`` of :data:`~symlab.tensor.random.basic.hypergeometric`."""
+        return self._draw(basic.hypergeometric, ngood, nbad, nsample, size=size, **kwargs)
+
+    def bernoulli(self, p: Any, size: Any = None, **kwargs: Any) -> tuple[Variable, Variable]:
+        """``(next_rng, draw)`` of :data:`~symlab.tensor.random.basic.bernoulli`."""
+        return self._draw(basic.bernoulli, p, size=size, **kwargs)
+
+    def binomial(self, n: Any, p: Any, size: Any = None, **kwargs: Any) -> tuple[Variable, Variable]:
+        """``(next_rng, draw)`` of :data:`~symlab.tensor.random.basic.binomial`."""
+        return self._draw(basic.binomial, n, p, size=size, **kwargs)
+
+    def negative_binomial(self, n: Any, p: Any, size: Any = None, **kwargs: Any) -> tuple[Variable, Variable]:
+        """``(next_rng, draw)`` of :data:`~symlab.tensor.random.basic.negative_binomial`."""
+        return self._draw(basic.negative_binomial, n, p, size=size, **kwargs)
+
+    def integers(self, low: Any, high: Any = None, size: Any = None, **kwargs: Any) -> tuple[Variable, Variable]:
+        """``(next_rng, draw)`` of :data:`~symlab.tensor.random.basic.integers`."""
+        return self._draw(basic.integers, low, high, size=size, **kwargs)
+
+    def multivariate_normal(self, mean: Any, cov: Any, size: Any = None, **kwargs: Any) -> tuple[Variable, Variable]:
+        """``(next_rng, draw)`` of :data:`~symlab.tensor.random.basic.multivariate_normal`."""
+        return self._draw(basic.multivariate_normal, mean, cov, size=size, **kwargs)
+
+    def dirichlet(self, alphas: Any, size: Any = None, **kwargs: Any) -> tuple[Variable, Variable]:
+        """``(next_rng, draw)`` of :data:`~symlab.tensor.random.basic.dirichlet`."""
+        return self._draw(basic.dirichlet, alphas, size=size, **kwargs)
+
+    def multinomial(self, n: Any, p: Any, size: Any = None, **kwargs: Any) -> tuple[Variable, Variable]:
+        """``(next_rng, draw)`` of :data:`~symlab.tensor.random.basic.multinomial`."""
+        return self._draw(basic.multinomial, n, p, size=size, **kwargs)
+
+    def categorical(self, p: Any, size: Any = None, **kwargs: Any) -> tuple[Variable, Variable]:
+        """``(next_rng, draw)`` of :data:`~symlab.tensor.random.basic.categorical`."""
+        return self._draw(basic.categorical, p, size=size, **kwargs)
+
+    def choice(self, a: Any, size: Any = None, replace: bool = True, p: Any = None) -> tuple[Variable, Variable]:
+        """``(next_rng, draw)`` of :func:`~symlab.tensor.random.basic.choice`."""
+        return self._draw(basic.choice, a, size=size, replace=replace, p=p)
+
+    def permutation(self, x: Any, size: Any = None) -> tuple[Variable, Variable]:
+        """``(next_rng, draw)`` of :func:`~symlab.tensor.random.basic.permutation`."""
+        return self._draw(basic.permutation, x, size=size)
 
 
 RandomGeneratorType.variable_type = RandomGeneratorVariable
