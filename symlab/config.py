@@ -29,6 +29,9 @@ ready, with ``SYMLAB_BACKGROUND_COMPILE=0`` in the environment or at run time::
 :data:`symlab.compile.modes.PREDEFINED` (``"NUMBA"``, ``"NUMPY"``,
 ``"FAST_COMPILE"``...) or a :class:`~symlab.compile.Mode`.
 
+``optimizer_verbose`` (default False): ``symlab.function`` prints each replacement its rewrites make, one
+``rewriting: rewrite <rule> replaces <old> of <node> with <new> of <node>`` line each, as PyTensor's flag does.
+
 ``config.change_flags(name=value, ...)`` sets flags for a ``with`` block (or the
 calls of a function it decorates) and restores them afterwards, as PyTensor's does:
 
@@ -58,9 +61,10 @@ class Config:
         self.background_compile = _env_flag("SYMLAB_BACKGROUND_COMPILE", default=True)
         self._mode: Any = "NUMBA"
         self.mode = os.environ.get("SYMLAB_MODE", "NUMBA")
+        self._optimizer_verbose = False
 
     #: The settings :meth:`change_flags` can change.
-    FLAGS = ("floatX", "background_compile", "mode")
+    FLAGS = ("floatX", "background_compile", "mode", "optimizer_verbose")
 
     @property
     def mode(self) -> Any:
@@ -88,7 +92,7 @@ class Config:
         >>> symlab.config.change_flags(optimizer="None")
         Traceback (most recent call last):
         ...
-        AttributeError: config.change_flags: unknown flag 'optimizer'; the flags are ('floatX', 'background_compile', 'mode')
+        AttributeError: config.change_flags: unknown flag 'optimizer'; the flags are ('floatX', 'background_compile', 'mode', 'optimizer_verbose')
         """
         for name in flags:
             if name not in self.FLAGS:
@@ -120,6 +124,17 @@ class Config:
         if not isinstance(value, bool):
             raise TypeError(f"config.background_compile must be True or False, received {value!r}")
         self._background_compile = value
+
+    @property
+    def optimizer_verbose(self) -> bool:
+        """Whether ``symlab.function`` prints each replacement its rewrites make."""
+        return self._optimizer_verbose
+
+    @optimizer_verbose.setter
+    def optimizer_verbose(self, value: bool) -> None:
+        if not isinstance(value, bool):
+            raise TypeError(f"config.optimizer_verbose must be True or False, received {value!r}")
+        self._optimizer_verbose = value
 
     def __repr__(self) -> str:
         return (

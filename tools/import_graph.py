@@ -40,7 +40,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("compile",),
     ("printing", "formats"),
     ("notebook",),
-    ("gof", "symlab"),  # the facades: Theano's old module name, and the package's root
+    ("gof", "sandbox", "symlab"),  # the facades: Theano's old module names (gof, sandbox.rng_mrg), and the package's root
 )
 
 

@@ -203,13 +203,14 @@ def default_updates(
         excluded: set[Variable] = set()
     else:
         try:
-            excluded = set(no_default_updates)
+            listed = list(no_default_updates)
         except TypeError:
             raise TypeError(
                 f"{where}: no_default_updates must be True, False or a list of shared variables, received "
                 f"{no_default_updates!r:.60}"
             ) from None
-        for k, item in enumerate(excluded):
+        excluded = set(listed)
+        for k, item in enumerate(listed):
             if not isinstance(item, SharedVariable):
                 raise TypeError(f"{where}: no_default_updates entry {k} must be a shared variable, received {item!r:.60}")
     updated = {target for target, _ in updates}

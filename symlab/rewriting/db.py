@@ -35,6 +35,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple, overload
 
+from symlab.config import config
 from symlab.graph.basic import Constant, Variable
 from symlab.graph.fg import FunctionGraph
 from symlab.graph.gc_pause import gc_paused
@@ -271,7 +272,17 @@ def rewrite_fgraph(
             for phase in phases:
                 ctx.phase = phase.name
                 ctx.run(phase.rewriter(max_use_ratio))
+    if trace is not None and config.optimizer_verbose:
+        print_replacements(trace)
     return trace
+
+
+def print_replacements(trace: RewriteTrace) -> None:
+    """Print each replacement of the accepted steps, as PyTensor's ``optimizer_verbose`` flag does."""
+    for step in trace.steps:
+        if step.accepted:
+            for old, new in step.replacements:
+                print(f"rewriting: rewrite {step.rule} replaces {old} of {old.owner} with {new} of {new.owner}")
 
 
 def rewrite_graph(

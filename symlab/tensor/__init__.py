@@ -20,7 +20,9 @@ The modules, lowest first; each imports only modules before it:
   names those of ``shape_of`` too), ``subtensor_index``,
   ``subtensor_shape`` and ``subtensor`` (``x[idx]``, ``set_subtensor``), ``special`` (``softmax``),
   ``products`` (``dot``, ``matmul``), ``transfer``;
-- ``variable``: ``TensorVariable`` and ``TensorConstant``, whose operators and methods call the ops.
+- ``variable``: ``TensorVariable`` and ``TensorConstant``, whose operators and methods call the ops;
+- above them, loaded on first use: ``nnet``, ``signal``, ``random`` (random variables, ``pt.random``) and
+  ``shared_randomstreams`` (Theano's ``RandomStreams``).
 
 A lower module reaches a higher one only through what the higher one registers when it is imported
 (``register_tensor_type_parts``, ``register_list_stacker``) or through the methods of the variables

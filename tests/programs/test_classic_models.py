@@ -4,8 +4,10 @@ The models of the Deep Learning Tutorials (logistic regression, MLP, LeNet, deno
 autoencoders and their stack, RBM and DBN, the Elman network of rnnslu, the LSTM), in the
 tutorials' style: classes holding shared ``W``/``b`` made with ``borrow=True``, ``T.nnet``
 activations, ``conv2d`` and ``pool_2d``, ``givens`` slicing a shared data set by a minibatch
-index, updates lists, ``if W is None`` / ``if not W`` tests. The random parts (corruption
-masks, Gibbs samples, which need random streams) are inputs here, and recurrences that need
+index, updates lists, ``if W is None`` / ``if not W`` tests. The random parts are drawn as the
+tutorials draw them: the denoising autoencoders' corruption and the RBMs' Gibbs samples with
+``theano_rng.binomial(size=x.shape, n=1, p=..., dtype=floatX)`` of Theano's ``RandomStreams`` or
+``MRG_RandomStreams``, which advance their generators by default updates. Recurrences that need
 ``scan`` are unrolled over a fixed number of steps.
 
 Each model trains a few epochs on small synthetic data with a finite, falling cost, in the
@@ -23,7 +25,9 @@ import pytest
 
 import symlab
 import symlab.tensor as T
+from symlab.sandbox.rng_mrg import MRG_RandomStreams
 from symlab.tensor.nnet import conv2d
+from symlab.tensor.shared_randomstreams import RandomStreams
 from symlab.tensor.signal.pool import pool_2d
 
 #: The NumPy backend, and the Numba backend (marked ``numba``: its first compile of a model's kernels takes seconds).
@@ -114,9 +118,10 @@ class ConvPoolLayer:
 
 
 class DenoisingAutoencoder:
-    """dA with tied weights; the corruption is a 0/1 mask given as an input (no random streams)."""
+    """dA with tied weights, corrupting its input with 0/1 draws of a random stream (dA.py's)."""
 
-    def __init__(self, numpy_rng, input=None, n_visible=64, n_hidden=16, W=None, bhid=None, bvis=None):
+    def __init__(self, numpy_rng, theano_rng=None, input=None, n_visible=64, n_hidden=16, W=None, bhid=None,
+                 bvis=None):
         if not W:
             bound = 4 * np.sqrt(6.0 / (n_hidden + n_visible))
             values = np.asarray(numpy_rng.uniform(low=-bound, high=bound, size=(n_visible, n_hidden)), dtype=floatx())
@@ -125,10 +130,17 @@ class DenoisingAutoencoder:
             bvis = symlab.shared(value=np.zeros(n_visible, dtype=floatx()), borrow=True)
         if not bhid:
             bhid = symlab.shared(value=np.zeros(n_hidden, dtype=floatx()), name="b", borrow=True)
+        if not theano_rng:
+            theano_rng = MRG_RandomStreams(numpy_rng.randint(2**30))
+        self.theano_rng = theano_rng
         self.W, self.b, self.b_prime = W, bhid, bvis
         self.W_prime = self.W.T
         self.x = T.dmatrix(name="input") if input is None else input
         self.params = [self.W, self.b, self.b_prime]
+
+    def get_corrupted_input(self, input, corruption_level):
+        """Each entry of ``input`` kept with probability ``1 - corruption_level``, else zeroed."""
+        return self.theano_rng.binomial(size=input.shape, n=1, p=1 - corruption_level, dtype=floatx()) * input
 
     def get_hidden_values(self, input):
         return T.nnet.sigmoid(T.dot(input, self.W) + self.b)
@@ -136,8 +148,8 @@ class DenoisingAutoencoder:
     def get_reconstructed_input(self, hidden):
         return T.nnet.sigmoid(T.dot(hidden, self.W_prime) + self.b_prime)
 
-    def get_cost_updates(self, corruption_mask, learning_rate):
-        tilde_x = corruption_mask * self.x
+    def get_cost_updates(self, corruption_level, learning_rate):
+        tilde_x = self.get_corrupted_input(self.x, corruption_level)
         z = self.get_reconstructed_input(self.get_hidden_values(tilde_x))
         cross_entropy = -T.sum(self.x * T.log(z) + (1 - self.x) * T.log(1 - z), axis=1)
         cost = T.mean(cross_entropy)
@@ -146,11 +158,15 @@ class DenoisingAutoencoder:
 
 
 class RBM:
-    """Bernoulli RBM; the uniform numbers of the Gibbs samples are inputs (no random streams)."""
+    """Bernoulli RBM trained by CD-1, its Gibbs samples drawn with a random stream (rbm.py's)."""
 
-    def __init__(self, input=None, n_visible=64, n_hidden=16, W=None, hbias=None, vbias=None, numpy_rng=None):
+    def __init__(self, input=None, n_visible=64, n_hidden=16, W=None, hbias=None, vbias=None, numpy_rng=None,
+                 theano_rng=None):
         if numpy_rng is None:
             numpy_rng = np.random.RandomState(1234)
+        if theano_rng is None:
+            theano_rng = MRG_RandomStreams(numpy_rng.randint(2**30))
+        self.theano_rng = theano_rng
         if W is None:
             bound = 4 * np.sqrt(6.0 / (n_hidden + n_visible))
             values = np.asarray(numpy_rng.uniform(low=-bound, high=bound, size=(n_visible, n_hidden)), dtype=floatx())
@@ -177,17 +193,16 @@ class RBM:
         pre = T.dot(h, self.W.T) + self.vbias
         return pre, T.nnet.sigmoid(pre)
 
-    @staticmethod
-    def sample(mean, uniform):
-        """A Bernoulli draw of ``mean`` from given uniform numbers (what ``binomial(n=1, p=mean)`` does)."""
-        return T.cast(T.lt(uniform, mean), floatx())
+    def sample(self, mean):
+        """A Bernoulli draw of probabilities ``mean``, as floats."""
+        return self.theano_rng.binomial(size=mean.shape, n=1, p=mean, dtype=floatx())
 
-    def get_cost_updates(self, uniform_h, uniform_v, lr):
+    def get_cost_updates(self, lr):
         """CD-1: cost, updates and the reconstruction cross-entropy written on the pre-sigmoid."""
         _, h_mean = self.propup(self.input)
-        h_sample = self.sample(h_mean, uniform_h)
+        h_sample = self.sample(h_mean)
         pre_v, v_mean = self.propdown(h_sample)
-        chain_end = self.sample(v_mean, uniform_v)
+        chain_end = self.sample(v_mean)
         cost = T.mean(self.free_energy(self.input)) - T.mean(self.free_energy(chain_end))
         gparams = T.grad(cost, self.params, consider_constant=[chain_end])
         updates = OrderedDict((p, p - lr * g) for p, g in zip(self.params, gparams))
@@ -416,61 +431,84 @@ def binary_images(n, n_in, seed):
     return (picks ^ flips).astype(float)
 
 
-def masks(n, n_in, level, seed):
-    return (np.random.default_rng(seed).uniform(size=(n, n_in)) >= level).astype(floatx())
+def expected_corruption(streams, generator, shape, keep):
+    """The mask a stream's binomial draws from ``generator``: NumPy's binomial (RandomStreams), or uniform draws
+    below ``keep`` (MRG_RandomStreams thresholds uniform draws, as Theano's MRG binomial)."""
+    if streams is RandomStreams:
+        return generator.binomial(1, keep, size=shape).astype(floatx())
+    return (generator.uniform(0.0, 1.0, size=shape) < keep).astype(floatx())
 
 
-@pytest.mark.parametrize("mode", NUMPY_ONLY)
-def test_denoising_autoencoder_with_a_given_corruption_mask_trains(mode):
-    batch_size, n_visible = 10, 64
+@pytest.mark.parametrize(
+    ("streams", "mode"),
+    [(RandomStreams, "NUMPY"), (MRG_RandomStreams, "NUMPY"), pytest.param(MRG_RandomStreams, "NUMBA", marks=pytest.mark.numba)],
+)
+def test_denoising_autoencoder_corrupted_by_a_random_stream_trains(streams, mode):
+    batch_size, n_visible, level = 10, 64, 0.3
     data = binary_images(30, n_visible, seed=8)
     train_x = shared_dataset(data)
-    index, x, mask = T.lscalar(), T.matrix("x"), T.matrix("mask")
-    da = DenoisingAutoencoder(np.random.RandomState(123), input=x, n_visible=n_visible, n_hidden=16)
-    cost, updates = da.get_cost_updates(corruption_mask=mask, learning_rate=0.1)
-    train_da = symlab.function([index, mask], cost, updates=updates, givens={x: batch(train_x, index, batch_size)}, mode=mode)
-    fixed = masks(batch_size, n_visible, 0.3, seed=9)
+    index, x = T.lscalar(), T.matrix("x")
+    numpy_rng = np.random.RandomState(123)
+    theano_rng = streams(numpy_rng.randint(2**30))
+    da = DenoisingAutoencoder(numpy_rng, theano_rng=theano_rng, input=x, n_visible=n_visible, n_hidden=16)
+    cost, updates = da.get_cost_updates(corruption_level=level, learning_rate=0.1)
+    train_da = symlab.function([index], cost, updates=updates, givens={x: batch(train_x, index, batch_size)}, mode=mode)
+    ((rng, _),) = theano_rng.state_updates
+    generator = rng.get_value()  # a copy, which NumPy advances alongside
     W0, b0, c0 = (p.get_value() for p in da.params)
-    first = float(train_da(0, fixed))
-    h = 1 / (1 + np.exp(-((fixed * data[:10]) @ W0 + b0)))
-    z = 1 / (1 + np.exp(-(h @ W0.T + c0)))
-    want = np.mean(-np.sum(data[:10] * np.log(z) + (1 - data[:10]) * np.log(1 - z), axis=1))
-    assert first == pytest.approx(want, rel=1e-12)
-    assert_falls(epoch_means(lambda i: train_da(i, fixed), 3, epochs=4))
+    first = float(train_da(0))
+    for k in range(2):
+        mask = expected_corruption(streams, generator, (batch_size, n_visible), 1 - level)
+        assert 0.6 < mask.mean() < 0.8
+        if k == 0:
+            h = 1 / (1 + np.exp(-((mask * data[:10]) @ W0 + b0)))
+            z = 1 / (1 + np.exp(-(h @ W0.T + c0)))
+            want = np.mean(-np.sum(data[:10] * np.log(z) + (1 - data[:10]) * np.log(1 - z), axis=1))
+            assert first == pytest.approx(want, rel=1e-9)
+        # the default update carried the generator on: the next call draws the next mask
+        assert rng.get_value().bit_generator.state == generator.bit_generator.state
+        if k == 0:
+            train_da(1)
+    assert_falls(epoch_means(train_da, 3, epochs=4))
 
 
-@pytest.mark.parametrize("mode", NUMPY_ONLY)
-def test_stacked_denoising_autoencoders_pretrain_then_finetune(mode):
+@pytest.mark.parametrize("streams", [RandomStreams, MRG_RandomStreams])
+def test_stacked_denoising_autoencoders_pretrain_then_finetune(streams):
+    mode = "NUMPY"
     batch_size, n_in, sizes = 10, 64, [24, 12]
     data = binary_images(30, n_in, seed=10)
     labels = np.argmax(data @ np.random.default_rng(11).normal(size=(n_in, 3)), axis=1)
     train_x, train_y = shared_dataset(data, labels)
     rng = np.random.RandomState(89677)
-    index, x, y, mask = T.lscalar("index"), T.matrix("x"), T.ivector("y"), T.matrix("mask")
+    theano_rng = streams(rng.randint(2**30))
+    index, x, y = T.lscalar("index"), T.matrix("x"), T.ivector("y")
     layers, autoencoders, params = [], [], []
     for i, size in enumerate(sizes):
         layer_input = x if i == 0 else layers[-1].output
         n_visible = n_in if i == 0 else sizes[i - 1]
         layer = HiddenLayer(rng, layer_input, n_visible, size, activation=T.nnet.sigmoid)
-        da = DenoisingAutoencoder(rng, input=layer_input, n_visible=n_visible, n_hidden=size, W=layer.W, bhid=layer.b)
+        da = DenoisingAutoencoder(rng, theano_rng, input=layer_input, n_visible=n_visible, n_hidden=size, W=layer.W,
+                                  bhid=layer.b)
         assert da.W is layer.W and da.b is layer.b  # `if not W:` keeps a given shared variable
         layers.append(layer)
         autoencoders.append(da)
         params.extend(layer.params)
     top = LogisticRegression(layers[-1].output, sizes[-1], 3)
     params.extend(top.params)
-    lr = T.scalar("lr")
+    lr, corruption = T.scalar("lr"), T.scalar("corruption")
     for i, da in enumerate(autoencoders):
-        cost, updates = da.get_cost_updates(mask, lr)
+        cost, updates = da.get_cost_updates(corruption, lr)  # a symbolic corruption level, as SdA.py's
         pretrain = symlab.function(
-            [index, mask, symlab.In(lr, value=0.1)],
+            [index, symlab.In(corruption, value=0.2), symlab.In(lr, value=0.1)],
             cost,
             updates=updates,
             givens={x: batch(train_x, index, batch_size)},
             mode=mode,
         )
-        fixed = masks(batch_size, sizes[i - 1] if i else n_in, 0.2, seed=12 + i)
-        assert_falls(epoch_means(lambda b, f=pretrain, m=fixed: f(index=b, mask=m, lr=0.5), 3))
+        ((rng_i, _),) = theano_rng.state_updates[i:]  # each layer's corruption draws on a generator of its own
+        before = rng_i.get_value()
+        assert_falls(epoch_means(lambda b, f=pretrain: f(index=b, corruption=0.2, lr=0.5), 3))
+        assert rng_i.get_value().bit_generator.state != before.bit_generator.state
     finetune_cost = top.negative_log_likelihood(y)
     finetune = symlab.function(
         [index],
@@ -482,7 +520,7 @@ def test_stacked_denoising_autoencoders_pretrain_then_finetune(mode):
     assert_falls(epoch_means(finetune, 3, epochs=4))
 
 
-# -- RBM and DBN (rbm, DBN), CD-1 with given uniform numbers -------------------------------------------------
+# -- RBM and DBN (rbm, DBN), CD-1 with Gibbs samples of a random stream --------------------------------------
 
 
 def test_rbm_free_energy_and_reconstruction_cost_equal_numpy():
@@ -509,17 +547,17 @@ def test_rbm_trained_by_contrastive_divergence_reconstructs_better(mode):
     batch_size, n_visible, n_hidden = 10, 36, 12
     data = binary_images(30, n_visible, seed=13)
     train_x = shared_dataset(data)
-    index, x, u_h, u_v = T.lscalar(), T.matrix("x"), T.matrix("u_h"), T.matrix("u_v")
+    index, x = T.lscalar(), T.matrix("x")
     rbm = RBM(input=x, n_visible=n_visible, n_hidden=n_hidden, numpy_rng=np.random.RandomState(123))
     assert rbm.input is x  # `if not input:` keeps the given variable
-    _, updates, reconstruction = rbm.get_cost_updates(u_h, u_v, lr=0.1)
+    _, updates, reconstruction = rbm.get_cost_updates(lr=0.1)
     train_rbm = symlab.function(
-        [index, u_h, u_v], reconstruction, updates=updates, givens={x: batch(train_x, index, batch_size)}, mode=mode
+        [index], reconstruction, updates=updates, givens={x: batch(train_x, index, batch_size)}, mode=mode
     )
-    rng = np.random.default_rng(14)
-    means = epoch_means(
-        lambda i: train_rbm(i, rng.uniform(size=(batch_size, n_hidden)), rng.uniform(size=(batch_size, n_visible))), 3, 6
-    )
+    # the two Gibbs samples draw on generators of their own, which the function advances (default updates)
+    assert len(rbm.theano_rng.state_updates) == 2
+    assert {r for r, _ in train_rbm.maker.updates} >= {r for r, _ in rbm.theano_rng.state_updates}
+    means = epoch_means(train_rbm, 3, 6)
     assert np.all(np.isfinite(means)) and means[-1] < means[0], means
 
 
@@ -530,30 +568,28 @@ def test_deep_belief_network_shares_weights_with_its_rbms_and_finetunes(mode):
     labels = np.argmax(data @ np.random.default_rng(16).normal(size=(n_in, 3)), axis=1)
     train_x, train_y = shared_dataset(data, labels)
     numpy_rng = np.random.RandomState(123)
+    theano_rng = MRG_RandomStreams(numpy_rng.randint(2**30))  # DBN.py's: one stream for every RBM
     index, x, y = T.lscalar("index"), T.matrix("x"), T.ivector("y")
-    u_h, u_v = T.matrix("u_h"), T.matrix("u_v")
     layers, rbms, params = [], [], []
     for i, size in enumerate(sizes):
         layer_input = x if i == 0 else layers[-1].output
         n_visible = n_in if i == 0 else sizes[i - 1]
         layer = HiddenLayer(numpy_rng, layer_input, n_visible, size, activation=T.nnet.sigmoid)
-        rbm = RBM(layer_input, n_visible, size, W=layer.W, hbias=layer.b, numpy_rng=numpy_rng)
+        rbm = RBM(layer_input, n_visible, size, W=layer.W, hbias=layer.b, numpy_rng=numpy_rng, theano_rng=theano_rng)
         assert rbm.W is layer.W and rbm.hbias is layer.b
         layers.append(layer)
         rbms.append(rbm)
         params.extend(layer.params)
     top = LogisticRegression(layers[-1].output, sizes[-1], 3)
     params.extend(top.params)
-    rng = np.random.default_rng(17)
-    for i, rbm in enumerate(rbms):
-        n_visible = n_in if i == 0 else sizes[i - 1]
-        _, updates, reconstruction = rbm.get_cost_updates(u_h, u_v, lr=0.05)
+    for rbm in rbms:
+        _, updates, reconstruction = rbm.get_cost_updates(lr=0.05)
         pretrain = symlab.function(
-            [index, u_h, u_v], reconstruction, updates=updates, givens={x: batch(train_x, index, batch_size)}, mode=mode
+            [index], reconstruction, updates=updates, givens={x: batch(train_x, index, batch_size)}, mode=mode
         )
         for b in range(3):
-            value = pretrain(b, rng.uniform(size=(batch_size, sizes[i])), rng.uniform(size=(batch_size, n_visible)))
-            assert np.isfinite(value)
+            assert np.isfinite(pretrain(b))
+    assert len(theano_rng.state_updates) == 4  # two Gibbs samples of each RBM
     cost = top.negative_log_likelihood(y)
     finetune = symlab.function(
         [index],
@@ -748,13 +784,18 @@ def test_the_tool_renames_the_name_theano_and_nothing_else():
 @pytest.mark.skipif(
     not Path(load_tool().DEFAULT_SNAPSHOT).is_dir(), reason="no snapshot of lisa-lab/DeepLearningTutorials here"
 )
-def test_the_tutorials_logistic_sgd_and_mlp_programs_train_with_only_the_renaming():
+def test_the_tutorials_programs_train_with_only_the_renaming():
+    """logistic_sgd, mlp, dA and SdA (whose corruption draws with ``MRG_RandomStreams``); rbm, DBN, rnnslu and
+    lstm need ``scan``."""
     tool = load_tool()
     mods = tool.SnapshotModules(tool.DEFAULT_SNAPSHOT)
+    programs = ("logistic_sgd", "mlp", "dA", "SdA")
     with mods.installed(), tool.default_mode("NUMPY"):
-        results = [tool.run_program(name, mods) for name in ("logistic_sgd", "mlp")]
+        results = [tool.run_program(name, mods) for name in programs]
     for result in results:
         assert result.trains, (result.program, result.error, result.trace)
-        (means,) = result.costs.values()
-        assert_falls(means)
-    assert "logistic_sgd" not in sys.modules and "mlp" not in sys.modules  # the programs' modules are forgotten
+        assert result.costs, result.program
+        for means in result.costs.values():  # SdA: each layer's pretraining, then the finetuning
+            assert_falls(means)
+    assert len(results[3].costs) == 4
+    assert not set(programs) & set(sys.modules)  # the programs' modules are forgotten

@@ -47,6 +47,8 @@ ORDER = [
     "vectorize_rules",
     "nnet",
     "signal",
+    "random",
+    "shared_randomstreams",
 ]
 
 

@@ -85,7 +85,11 @@ class RandomStream:
         """A draw of ``op(*args, **kwargs)`` on a new generator of this stream, advanced by default."""
         if "rng" in kwargs:
             raise ValueError("RandomStream: a draw of a stream uses the stream's generators; rng= cannot be given")
-        (child,) = self.gen_seedgen.spawn(1)
+        # The k-th draw's generator is seeded by the k-th child of the stream's SeedSequence (what ``spawn`` gives),
+        # taken only once the draw is made: a refused draw (bad parameters) uses no seed of the stream.
+        parent = self.gen_seedgen
+        child = np.random.SeedSequence(parent.entropy, spawn_key=(*parent.spawn_key, len(self.state_updates)),
+                                       pool_size=parent.pool_size)
         rng = shared_rng(self.rng_ctor(child), borrow=True)
         out = op(*args, rng=rng, **kwargs)
         next_rng = out.owner.outputs[0]
