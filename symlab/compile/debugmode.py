@@ -75,6 +75,8 @@ def same_values(a: Any, b: Any) -> bool:
     sparse_a, sparse_b = _is_sparse(a), _is_sparse(b)
     if sparse_a or sparse_b:
         return sparse_a and sparse_b and a.format == b.format and same_values(a.toarray(), b.toarray())
+    if isinstance(a, np.random.Generator) or isinstance(b, np.random.Generator):  # equal states, not the same object
+        return type(a) is type(b) and a.bit_generator.state == b.bit_generator.state
     a, b = np.asarray(a), np.asarray(b)
     if a.shape != b.shape or a.dtype != b.dtype:
         return False

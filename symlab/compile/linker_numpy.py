@@ -42,12 +42,15 @@ taken needs are skipped (their cells stay empty):
 
 from __future__ import annotations
 
+import copy as copy_module
 import os
 import threading
 import weakref
 from collections.abc import Iterator, Sequence
 from time import perf_counter
 from typing import Any
+
+import numpy as np
 
 from symlab.compile.lazy_plan import GUARD, LazyPlan, lazy_plan
 from symlab.graph.basic import Apply, Constant, Variable
@@ -100,8 +103,14 @@ def outputs_to_copy(fgraph: FunctionGraph, borrow: Sequence[bool] | None = None)
 
 
 def copy_value(value: Any) -> Any:
-    """A copy of an output value (arrays are copied; immutable scalars returned as they are)."""
+    """A copy of an output value (arrays are copied; immutable scalars returned as they are).
+
+    A NumPy ``Generator`` (the value of a random variable's generator) has no ``copy`` method: its state is
+    copied whole, so a draw from the copy leaves the original where it was.
+    """
     copy = getattr(value, "copy", None)
+    if copy is None and isinstance(value, np.random.Generator):
+        return copy_module.deepcopy(value)
     return copy() if copy is not None else value
 
 

@@ -22,13 +22,17 @@ from dataclasses import dataclass, field
 
 from . import graphs, modes
 from .failures import Failure, edit_failure, gradient_failure, mode_failure, problem_kind, round_trip_failure
-from .generate import GenStats, generate_batch
+from .generate import Batch, GenStats, generate_batch
 
 #: The seed of a run unless ``FUZZ_SEED`` says otherwise.
 DEFAULT_SEED = 20260521
 
 #: Offsets of the batch indices of each check, so that the checks draw different graphs from one seed.
-GRADIENT_BATCHES, EDIT_BATCHES, ROUND_TRIP_BATCHES = 100_000, 200_000, 300_000
+GRADIENT_BATCHES, EDIT_BATCHES, ROUND_TRIP_BATCHES, RANDOM_BATCHES = 100_000, 200_000, 300_000, 400_000
+
+#: The modes the graphs with random variables are compared in (NUMBA and TIERED too on the first
+#: ``plan.random_numba_graphs``).
+RANDOM_MODES = ("NUMPY", "FAST_COMPILE", "DEBUG", "RANDOM_UNSAFE")
 
 
 @dataclass
@@ -45,6 +49,9 @@ class Plan:
     edits_per_sequence: int = 14
     output_edits: bool = True
     round_trip_graphs: int = 40
+    #: Graphs with random variables (the ``random`` flavour), of which with Numba too.
+    random_graphs: int = 50
+    random_numba_graphs: int = 0
     #: Seconds to shrink one failure, and all of a run's: later failures are printed as found.
     shrink_budget: float = 60.0
     shrink_total: float = 300.0
@@ -69,6 +76,9 @@ class Figures:
     edit_steps: int = 0
     round_trips: int = 0
     round_trip_graphs: int = 0
+    #: Graphs with random variables compared, by (mode, value set); the random rules applied, by rule.
+    random_graphs: Counter = field(default_factory=Counter)
+    random_rules: Counter = field(default_factory=Counter)
     generator: GenStats = field(default_factory=GenStats)
     failures: dict[tuple[str, str], Failure] = field(default_factory=dict)
     seconds: Counter = field(default_factory=Counter)
@@ -104,6 +114,10 @@ class Figures:
             f"gradients checked: {self.gradients} (verify_grad), {self.compiled_gradients} compiled gradients",
             f"replace sequences: {self.edit_sequences} ({self.edit_steps} recorded steps, each replayed)",
             f"round trips: {self.round_trips} (of {self.round_trip_graphs} graphs)",
+            "graphs with random variables per mode (special / moderate): " + ", ".join(
+                f"{m} {self.random_graphs[(m, 'special')]} / {self.random_graphs[(m, 'moderate')]}"
+                for m in sorted({m for m, _ in self.random_graphs})),
+            "random rules applied (RANDOM_UNSAFE): " + ", ".join(f"{r} {n}" for r, n in sorted(self.random_rules.items())),
             f"generator: {sum(self.generator.built.values())} operations built, {sum(self.generator.refused.values())} "
             f"candidates refused by symlab or NumPy and drawn again, {sum(self.generator.anomalies().values())} "
             f"reference values of another dtype or rank than their graph's type"
@@ -128,31 +142,56 @@ def run_modes(plan: Plan, figures: Figures, log: Callable[[str], None] = lambda 
         size = min(plan.batch_size, plan.graphs - i * plan.batch_size)
         batch = generate_batch(plan.seed, i, size, stats=figures.generator)
         names = modes.MODES if i < numba_batches else ("NUMPY", "FAST_COMPILE", "DEBUG")
-        for config in ("special", "moderate"):
-            debug_numba = i < debug_numba_batches
-            report = modes.compare_modes(batch.exprs, batch.env, config, names, debug_numba=debug_numba)
-            for name, n in report.tried.items():
-                figures.graphs[(name, config)] += n
-            if debug_numba:
-                figures.graphs[("DEBUG + Numba check", config)] += report.tried["DEBUG"]
-            figures.numpy_tier_calls += report.numpy_tier_calls
-            figures.tiered_functions += report.tiered_functions
-            figures.known_bugs.update(report.known_bugs)
-            figures.documented.update(report.documented)
-            for p in report.problems:
-                origin = _origin(plan.seed, i, p.expr)
-                key = ("modes", p.kind.replace(f"/{config}:", ":"))  # one bug, seen on both value sets: one failure
-                if not figures.first(key):
-                    continue
-                log(f"modes: {p.kind} at {origin}: shrinking")
-                started = time.perf_counter()
-                figures.failures[key] = Failure("modes", p.kind, p.message, origin) if p.expr is None \
-                    else mode_failure(batch.exprs, p.expr, batch.env, config, p.kind, p.message, origin, debug_numba,
-                                      figures.budget(plan))
-                figures.seconds["shrinking"] += time.perf_counter() - started
+        _compare_batch(plan, figures, batch, i, names, figures.graphs, i < debug_numba_batches, log)
         log(f"modes: batch {i + 1}/{n_batches} ({'with' if i < numba_batches else 'without'} Numba), "
             f"{time.perf_counter() - start:.1f} s")
     figures.seconds["modes"] += time.perf_counter() - start
+
+
+def _compare_batch(plan: Plan, figures: Figures, batch: Batch, b: int, names: tuple[str, ...], tried: Counter,
+                   debug_numba: bool, log: Callable[[str], None]) -> None:
+    """Compare ``batch`` (batch ``b`` of its flavour) in the modes ``names`` on both value sets; shrink failures."""
+    for config in ("special", "moderate"):
+        report = modes.compare_modes(batch.exprs, batch.env, config, names, debug_numba=debug_numba)
+        for name, n in report.tried.items():
+            tried[(name, config)] += n
+        if debug_numba:
+            tried[("DEBUG + Numba check", config)] += report.tried["DEBUG"]
+        figures.numpy_tier_calls += report.numpy_tier_calls
+        figures.tiered_functions += report.tiered_functions
+        figures.known_bugs.update(report.known_bugs)
+        figures.documented.update(report.documented)
+        figures.random_rules.update(report.random_rules)
+        for p in report.problems:
+            origin = _origin(plan.seed, b, p.expr)
+            key = ("modes", p.kind.replace(f"/{config}:", ":"))  # one bug, seen on both value sets: one failure
+            if not figures.first(key):
+                continue
+            log(f"modes: {p.kind} at {origin}: shrinking")
+            started = time.perf_counter()
+            figures.failures[key] = Failure("modes", p.kind, p.message, origin) if p.expr is None \
+                else mode_failure(batch.exprs, p.expr, batch.env, config, p.kind, p.message, origin, debug_numba,
+                                  figures.budget(plan))
+            figures.seconds["shrinking"] += time.perf_counter() - started
+
+
+def run_random(plan: Plan, figures: Figures, log: Callable[[str], None] = lambda _: None) -> None:
+    """The differential check of the modes on ``plan.random_graphs`` expressions with random variables.
+
+    Batch ``i`` is ``generate_batch(plan.seed, RANDOM_BATCHES + i, ..., "random")``: its draws' seeds come from
+    the plan's seed. Each evaluation starts from the same generator states (see ``modes``).
+    """
+    start = time.perf_counter()
+    n_batches = math.ceil(plan.random_graphs / plan.batch_size)
+    numba_batches = math.ceil(plan.random_numba_graphs / plan.batch_size)
+    for i in range(n_batches):
+        b = RANDOM_BATCHES + i
+        size = min(plan.batch_size, plan.random_graphs - i * plan.batch_size)
+        batch = generate_batch(plan.seed, b, size, "random", stats=figures.generator)
+        names = (*RANDOM_MODES, "TIERED", "NUMBA") if i < numba_batches else RANDOM_MODES
+        _compare_batch(plan, figures, batch, b, names, figures.random_graphs, False, log)
+        log(f"random variables: batch {i + 1}/{n_batches}, {time.perf_counter() - start:.1f} s")
+    figures.seconds["random variables"] += time.perf_counter() - start
 
 
 def run_gradients(plan: Plan, figures: Figures, log: Callable[[str], None] = lambda _: None) -> None:

@@ -32,6 +32,7 @@ from symlab.ifelse import ifelse
 
 from .inner import IFELSE_RATE, PACKAGE_RATE, ifelse_over, package, packaged, substitute
 from .ops import OPS, OpKind
+from .randomness import RANDOM_OPS
 from .values import Env, make_env
 
 #: No generated value may have more elements than this (an outer product of an outer product...):
@@ -157,14 +158,14 @@ class Generator:
     """Draws expressions over one environment, evaluating each new node on both value sets."""
 
     def __init__(self, rng: np.random.Generator, env: Env, smooth: bool = False, stats: GenStats | None = None,
-                 inner_rng: np.random.Generator | None = None):
+                 inner_rng: np.random.Generator | None = None, extra_ops: Sequence[OpKind] = ()):
         self.rng = rng
         #: The stream of the inner-graph decorations (``inner``): None, none.
         self.inner_rng = inner_rng
         self.env = env
         self.smooth = smooth
         self.stats = stats if stats is not None else GenStats()
-        self.ops = [op for op in OPS.values() if (op.smooth_weight if smooth else op.weight) > 0]
+        self.ops = [op for op in [*OPS.values(), *extra_ops] if (op.smooth_weight if smooth else op.weight) > 0]
         w = np.array([op.smooth_weight if smooth else op.weight for op in self.ops])
         self.weights = w / w.sum()
         self.leaves = []
@@ -254,13 +255,22 @@ class Generator:
         return root
 
 
+#: The streams of each flavour: (expressions, inner-graph decorations). ``random`` adds the draws of
+#: :data:`~randomness.RANDOM_OPS` to the catalog (the other flavours' expressions stay what they were).
+FLAVOR_STREAMS = {"differential": (0, 2), "smooth": (1, 3), "random": (4, 5)}
+
+
 def generate_batch(seed: int, index: int, n_exprs: int, flavor: str = "differential",
                    stats: GenStats | None = None, max_ops: int = 7) -> Batch:
     """Batch ``index`` of the run seeded ``seed``: a fresh environment and ``n_exprs`` expressions."""
-    rng = np.random.default_rng([seed, index, 0 if flavor == "differential" else 1])
+    if flavor not in FLAVOR_STREAMS:
+        raise ValueError(f"generate_batch: flavor must be one of {sorted(FLAVOR_STREAMS)}, received {flavor!r}")
+    stream, inner_stream = FLAVOR_STREAMS[flavor]
+    rng = np.random.default_rng([seed, index, stream])
     env = make_env(rng, "smooth" if flavor == "smooth" else "differential")
-    inner_rng = np.random.default_rng([seed, index, 2 if flavor == "differential" else 3])
-    gen = Generator(rng, env, smooth=flavor == "smooth", stats=stats, inner_rng=inner_rng)
+    inner_rng = np.random.default_rng([seed, index, inner_stream])
+    gen = Generator(rng, env, smooth=flavor == "smooth", stats=stats, inner_rng=inner_rng,
+                    extra_ops=RANDOM_OPS if flavor == "random" else ())
     exprs = [gen.expression(int(rng.integers(1, max_ops + 1))) for _ in range(n_exprs)]
     return Batch(env, exprs, seed, index, flavor)
 

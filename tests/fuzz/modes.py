@@ -13,6 +13,13 @@ expressions as one function with many outputs:
                   (``numpy tier``), and once after ``f.wait_compiled()`` (``numba tier``)
 ``DEBUG``         ``fast_run`` rewrites run with DebugMode's checks (its per-node Numba check only when
                   ``debug_numba``: it compiles every node alone, the costliest check of all)
+``RANDOM_UNSAFE`` NUMPY with the rules tagged ``random_unsafe`` (the lifts of random variables, the sidestep of
+                  unused draws): they keep distributions, not numbers, so an output with a draw on the way is
+                  compared in dtype and shape only (the ``random`` flavour's batches, ``randomness``)
+
+Every call, the reference's included, starts from the same state of every shared generator of the batch (a copy
+of its first state, :class:`~randomness.GeneratorStates`), and a call that advances one (these functions have no
+updates) raises ``GeneratorAdvanced``, reported as a problem of its mode.
 
 What each must give (see ``tests/oracle.py``): every mode the reference's values (``close``; NaN where NaN on the
 ``special`` values); the NumPy tier and DEBUG the bits of NUMPY (the same optimized graph, run by the same
@@ -46,6 +53,7 @@ from symlab.compile.modes import DebugMode, Mode, get_mode
 from symlab.graph.evaluate import evaluate
 
 from .generate import Expr, build, input_variables, quiet
+from .randomness import RANDOM_RULES, GeneratorStates, drawn
 from .values import Env
 
 #: Rules that change values on the ``special`` inputs, turned off for the ``special`` comparisons only.
@@ -88,6 +96,8 @@ class ModeReport:
     known_bugs: Counter = field(default_factory=Counter)
     #: DEBUG errors that report a documented difference (:func:`documented_bad_rewrite`), by rule or kernel.
     documented: Counter = field(default_factory=Counter)
+    #: Applications of the rules of random variables in the RANDOM_UNSAFE compiles, by rule.
+    random_rules: Counter = field(default_factory=Counter)
 
 
 @contextmanager
@@ -107,6 +117,8 @@ def make_mode(name: str, config: str, debug_numba: bool = False) -> Mode:
         mode: Mode = DebugMode(check_numba=debug_numba)
     elif name == "UNOPTIMIZED":
         return UNOPTIMIZED
+    elif name == "RANDOM_UNSAFE":
+        mode = get_mode("NUMPY").including("random_unsafe")
     else:
         mode = get_mode("NUMBA" if name == "TIERED" else name)
     return mode.excluding(*VALUE_CHANGING_RULES) if config == "special" else mode
@@ -280,6 +292,7 @@ def compare_modes(exprs: Sequence[Expr], env: Env, config: str, modes: Sequence[
     values = [env.values[config][s.name] for s in env.inputs]
     pristine = [v.copy() for v in values]
     everything = list(range(len(exprs)))
+    generators = GeneratorStates(outs)
 
     def compiled(name: str) -> Callable[[list[int]], list[Any]]:
         mode = make_mode(name, config, debug_numba)
@@ -288,8 +301,12 @@ def compare_modes(exprs: Sequence[Expr], env: Env, config: str, modes: Sequence[
             with background_compile(False), warnings.catch_warnings():
                 warnings.simplefilter("ignore", UserWarning)  # a fallback is checked below, not warned about
                 f = symlab.function(in_list, [outs[k] for k in idx], mode=mode, on_unused_input="ignore")
+                generators.reset()
                 got = [np.asarray(v) for v in f(*values)]
+            generators.check(f"a {name} function")
             check_no_fallback(f)
+            if name == "RANDOM_UNSAFE":
+                report.random_rules.update(s.rule for s in f.trace.steps if s.accepted and s.rule in RANDOM_RULES)
             return got
 
         return run
@@ -299,12 +316,16 @@ def compare_modes(exprs: Sequence[Expr], env: Env, config: str, modes: Sequence[
             warnings.simplefilter("ignore", UserWarning)
             f = symlab.function(in_list, [outs[k] for k in idx], mode=make_mode("TIERED", config),
                                 on_unused_input="ignore")
+            generators.reset()
             first = [np.asarray(v) for v in f(*values)]
+            generators.check("a TIERED function's NumPy tier")
             on_numpy_tier = f.maker.runner.compile_info.calls_before_ready == 1
             release.set()
             if not wait_compiled(f):
                 raise TimeoutError("TIERED: the machine code was not ready after 600 s")
+            generators.reset()
             second = [np.asarray(v) for v in f(*values)]
+            generators.check("a TIERED function's Numba tier")
         check_no_fallback(f)
         report.tiered_functions += 1
         report.numpy_tier_calls += on_numpy_tier
@@ -337,7 +358,9 @@ def compare_modes(exprs: Sequence[Expr], env: Env, config: str, modes: Sequence[
         return numpy_of_group[group].get(k)
 
     with quiet():
+        generators.reset()
         reference = evaluate(outs, dict(zip(in_list, values)))
+        generators.check("the eval path")
         for name in ["UNOPTIMIZED", *modes]:
             idx = numba_idx if name in ("NUMBA", "TIERED") else everything
             if not idx:
@@ -375,6 +398,11 @@ def compare_modes(exprs: Sequence[Expr], env: Env, config: str, modes: Sequence[
             if name == "UNOPTIMIZED":
                 problem = same_bits(got, ref)
                 kind = "differs in bits from the eval path"
+            elif name == "RANDOM_UNSAFE" and drawn(outs[k]):  # other numbers of the same distribution
+                got, ref = np.asarray(got), np.asarray(ref)
+                problem = None if (got.dtype, got.shape) == (ref.dtype, ref.shape) else \
+                    f"dtype and shape {got.dtype} {got.shape}, expected {ref.dtype} {ref.shape}"
+                kind = "differs in dtype or shape from the unoptimized graph"
             else:
                 strict = config == "special" and not (name in NUMBA_RESULTS and promises.get(k) == "finite")
                 problem = close(got, ref, strict=strict, precision=precisions[k])

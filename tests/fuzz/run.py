@@ -33,6 +33,9 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--gradients", type=int, default=None, help="gradient checks (default: graphs / 5)")
     parser.add_argument("--edit-sequences", type=int, default=None, help="replace sequences (default: graphs / 12)")
     parser.add_argument("--round-trips", type=int, default=None, help="graphs through the formats (default: graphs / 12)")
+    parser.add_argument("--random-graphs", type=int, default=None, help="graphs with random variables (default: graphs / 5)")
+    parser.add_argument("--random-numba-graphs", type=int, default=None,
+                        help="of which also with NUMBA and TIERED (default: 25)")
     parser.add_argument("--no-output-edits", action="store_true", help="no add_output/remove_output in the sequences")
     parser.add_argument("--shrink-budget", type=float, default=120.0, help="seconds to shrink each distinct failure")
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
@@ -46,7 +49,16 @@ def main(argv: list[str] | None = None) -> int:
         os.environ["SYMLAB_CACHE_DIR"] = tempfile.mkdtemp(prefix="symlab-fuzz-cache-")
     # tests/ holds the fuzz package; this file may be run as a script from anywhere.
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from fuzz.campaign import DEFAULT_SEED, Figures, Plan, run_edits, run_gradients, run_modes, run_round_trips
+    from fuzz.campaign import (
+        DEFAULT_SEED,
+        Figures,
+        Plan,
+        run_edits,
+        run_gradients,
+        run_modes,
+        run_random,
+        run_round_trips,
+    )
 
     seed = args.seed if args.seed is not None else int(os.environ.get("FUZZ_SEED", DEFAULT_SEED))
     n = args.graphs
@@ -58,13 +70,16 @@ def main(argv: list[str] | None = None) -> int:
         gradients=args.gradients if args.gradients is not None else n // 5,
         edit_sequences=args.edit_sequences if args.edit_sequences is not None else n // 12,
         round_trip_graphs=args.round_trips if args.round_trips is not None else n // 12,
+        random_graphs=args.random_graphs if args.random_graphs is not None else n // 5,
+        random_numba_graphs=args.random_numba_graphs if args.random_numba_graphs is not None else 25,
         output_edits=not args.no_output_edits,
         shrink_budget=args.shrink_budget,
     )
     log = (lambda _: None) if args.quiet else (lambda line: print(line, flush=True))
     print(f"fuzz: seed {seed} (FUZZ_SEED), {plan.graphs} graphs (at least {plan.numba_graphs} with Numba, "
           f"{plan.debug_numba_graphs} with DEBUG's Numba check, in whole batches of {plan.batch_size}), {plan.gradients} gradients, "
-          f"{plan.edit_sequences} replace sequences, {plan.round_trip_graphs} graphs through the formats", flush=True)
+          f"{plan.edit_sequences} replace sequences, {plan.round_trip_graphs} graphs through the formats, "
+          f"{plan.random_graphs} graphs with random variables ({plan.random_numba_graphs} with Numba)", flush=True)
     figures = Figures(seed)
     started = time.perf_counter()
     try:
@@ -72,6 +87,7 @@ def main(argv: list[str] | None = None) -> int:
         run_gradients(plan, figures, log)
         run_edits(plan, figures, log)
         run_round_trips(plan, figures, log)
+        run_random(plan, figures, log)
     finally:
         if own_cache:
             shutil.rmtree(os.environ["SYMLAB_CACHE_DIR"], ignore_errors=True)

@@ -303,7 +303,7 @@ def test_phases_and_tags():
     assert {"log1p", "expm1", "log_sigmoid", "softmax_from_primitives", "logsumexp_stable"} <= set(phases["stabilize"])
     assert {"pow_two", "pow_half"} <= set(phases["specialize"])
     assert phases["fusion"] == ["elemwise_fusion"]
-    assert phases["inplace"] == ["inplace_elemwise", "inplace_dimshuffle"]
+    assert phases["inplace"] == ["inplace_elemwise", "inplace_dimshuffle", "random_make_inplace"]
     fast = {e.name for p in default_db.query(["fast_compile"]) for e in p.entries}
     # The logistic rules run in FAST_COMPILE too: stability is not an optimization. A fast compile must not train
     # a hand-written logistic regression to NaN (log(1 - p) = log(0), (1 - y) / (1 - p) = inf) where the default

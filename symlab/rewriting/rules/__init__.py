@@ -15,7 +15,14 @@ canonicalize   merge, constant_folding, the algebra table of
                ``distribute_cancelling_divisions`` are tagged ``unsafe`` and off unless
                included), the fills gradients make
                (:mod:`~symlab.rewriting.rules.fill`: ``fill_useless``, ``fill_sink``,
-               ``fill_static_shape``, ``useless_alloc``)
+               ``fill_static_shape``, ``useless_alloc``), ``random_constant_size`` (a
+               random variable's ``size`` known from static shapes made a constant:
+               the same numbers; :mod:`~symlab.rewriting.rules.random`, which also has,
+               off unless included, ``random_drop_implied_size``; the lifts
+               ``local_dimshuffle_rv_lift`` and ``local_subtensor_rv_lift`` (tag
+               ``random_lift``) and ``sidestep_unused_rng_consumer``
+               (:mod:`~symlab.rewriting.rules.random_lift`) are tagged
+               ``random_unsafe``: they keep the distribution, not the numbers)
 stabilize      ``log1p``, ``expm1``, ``log_sigmoid``, ``log_one_minus_sigmoid``,
                ``softmax_from_primitives``, ``softmax_shift``, ``logsumexp_stable``, and
                for extreme inputs ``log1p_exp`` (softplus), ``one_minus_sigmoid``,
@@ -36,7 +43,8 @@ inplace        ``inplace_elemwise``, ``inplace_dimshuffle``, ``random_make_inpla
 
 Every rule keeps the values of the graph it rewrites for finite inputs, except the seed's ``mul_div``
 (``x * y / y -> x``, which forgets that ``0/0`` is NaN) and the rules tagged ``unsafe`` (off unless a
-query includes them). Rules that cancel terms (``sub_self``, ``collect_terms``) assume the inputs are
+query includes them). Rules tagged ``random_unsafe`` (off unless included) keep the distribution of what a graph
+draws, not the numbers. Rules that cancel terms (``sub_self``, ``collect_terms``) assume the inputs are
 finite, as PyTensor's do: ``inf - inf`` is NaN before them and 0 after.
 
 >>> import symlab.rewriting as R
@@ -51,12 +59,12 @@ from symlab.rewriting.db import default_db
 from symlab.rewriting.merge import MergeOptimizer
 from symlab.rewriting.rules import algebra, canonicalize, fill, fusion_inplace, shapes, specialize, stabilize
 from symlab.rewriting.rules import logistic  # after stabilize: its table rows are tried first
-from symlab.rewriting.rules import random  # random variables: drawing in place
+from symlab.rewriting.rules import random, random_lift  # random variables: in place, constant sizes, lifts
 
 # Merging and constant folding come after the rules above in the database's order (rules of one position
 # are tried in the order they were registered).
 default_db.register(MergeOptimizer(), "canonicalize", "fast_compile")
 default_db.register(constant_folding, "canonicalize", "fast_compile")
 
-__all__ = ["algebra", "canonicalize", "fill", "fusion_inplace", "logistic", "random", "shapes", "specialize",
-           "stabilize"]
+__all__ = ["algebra", "canonicalize", "fill", "fusion_inplace", "logistic", "random", "random_lift", "shapes",
+           "specialize", "stabilize"]
