@@ -272,6 +272,8 @@ def target_list(summary: dict[str, Any]) -> list[Target]:
         out.append(Target(f"steady call <= NumPy: {n}", get(n, "ratio_numpy"), 1.0, workloads=(n,)))
     for n in (n for n in names if group[n] == "a"):
         out.append(Target(f"steady call <= 0.6x NumPy: {n}", get(n, "ratio_numpy"), 0.6, workloads=(n,)))
+    for n in (n for n in names if group[n] == "random" and n.startswith("normal")):  # issue 33
+        out.append(Target(f"draws within 1.2x NumPy's own Generator: {n}", get(n, "ratio_numpy"), 1.2, workloads=(n,)))
     for n in (n for n in names if group[n] in "abcd"):
         out.append(Target(f"function() returns, warm < 0.15 s: {n}", get(n, "warm_returned"), 0.15, "s", (n,)))
     for n in (n for n in names if group[n] in "abcd"):  # issue 8's "cold compile <= 1/3 PyTensor's", as waited
@@ -598,7 +600,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--workloads",
         default=",".join(WORKLOADS),
-        help=f"comma-separated names or groups a-e (default all: {','.join(WORKLOADS)})",
+        help=f"comma-separated names or groups (a-e, random...; default all: {','.join(WORKLOADS)})",
     )
     parser.add_argument(
         "--systems",

@@ -593,6 +593,152 @@ def add_workload(n: int = 10) -> Workload:
     )
 
 
+# -- random: 10^6 normal draws, and a dropout MLP training step (issue 33) ------------------------------------------------
+
+#: Calls a compiled random workload may have made before the checked one (the probe, the first, second and
+#: post-compile calls, the steady compile's first): the check accepts the draws of any of the first this many calls.
+RANDOM_CALLS_CHECKED = 8
+
+
+class Draws(np.ndarray):
+    """The output of a random workload's NumPy reference: NumPy's result, which also knows the results of the first
+    calls from the seed (``candidates()``). A compiled function's calls advance its own generator, so the check
+    (:func:`compare`) accepts a result equal (to the workload's tolerances) to one of those calls' results."""
+
+    candidates: Callable[[], list[np.ndarray]]
+
+    @classmethod
+    def of(cls, value: np.ndarray, candidates: Callable[[], list[np.ndarray]]) -> Draws:
+        out = np.asarray(value).view(cls)
+        out.candidates = candidates
+        return out
+
+
+def _seeded_results(seed: int, step: Callable[[np.random.Generator], list[np.ndarray]], k: int) -> list[np.ndarray]:
+    """Output ``k`` of the first :data:`RANDOM_CALLS_CHECKED` calls of ``step`` on a generator seeded ``seed``."""
+    rng = _rng(seed)
+    return [np.asarray(step(rng)[k]) for _ in range(RANDOM_CALLS_CHECKED)]
+
+
+def normals_workload(n: int = 1_000_000, seed: int = 9) -> Workload:
+    """``n`` standard normal draws per call from a shared generator that each call advances (its default update),
+    against NumPy's own ``Generator.normal(size=n)``."""
+
+    def build(m: Any, shared: Any) -> tuple[list[Any], list[Any]]:
+        rng = shared(np.random.default_rng(seed))
+        next_rng, x = m.random.normal(0.0, 1.0, size=n, rng=rng, return_next_rng=True)
+        rng.default_update = next_rng  # each call advances the generator (PyTensor's way; RandomStream does it too)
+        return [], [x]
+
+    def build_symlab() -> tuple[list[Any], list[Any]]:
+        import symlab
+        import symlab.tensor as st
+
+        return build(st, symlab.shared)
+
+    def build_pytensor() -> tuple[list[Any], list[Any]]:
+        import pytensor
+        import pytensor.tensor as pt
+
+        return build(pt, pytensor.shared)
+
+    generator = _rng(seed)
+
+    def reference() -> list[np.ndarray]:
+        return [Draws.of(generator.normal(size=n), lambda: _seeded_results(seed, lambda g: [g.normal(size=n)], 0))]
+
+    return Workload(
+        "normal_1e6" if n == 1_000_000 else f"normal_{n}",
+        "random",
+        f"{n:,} normal draws a call, the shared generator advanced by its update",
+        list,
+        build_symlab,
+        build_pytensor,
+        reference,
+        rtol=0.0,
+        atol=0.0,  # NumPy's bits
+        params={"n": n},
+    )
+
+
+def dropout_mlp_workload(batch: int = 128, n_in: int = 784, n_hidden: int = 256, n_out: int = 10,
+                         keep: float = 0.8, lr: float = 0.1, seed: int = 10) -> Workload:
+    """One SGD step of a ReLU MLP with dropout on the hidden layer: the mask a ``binomial(1, keep)`` draw from a
+    shared generator each call advances (inverted dropout: kept units scaled by ``1/keep``), the softmax
+    cross-entropy, its gradients and the updated parameters."""
+
+    def data() -> list[np.ndarray]:
+        rng = _rng(seed)
+        X = rng.standard_normal((batch, n_in))
+        Y = np.eye(n_out)[rng.integers(0, n_out, batch)]
+        W1 = rng.standard_normal((n_in, n_hidden)) * np.sqrt(2.0 / n_in)
+        b1 = np.zeros(n_hidden) + 0.01
+        W2 = rng.standard_normal((n_hidden, n_out)) * np.sqrt(1.0 / n_hidden)
+        b2 = np.zeros(n_out)
+        return [X, Y, W1, b1, W2, b2]
+
+    def graph(m: Any, grad: Any, log_softmax: Any, shared: Any, X: Any, Y: Any, W1: Any, b1: Any, W2: Any,
+              b2: Any) -> list[Any]:
+        rng = shared(np.random.default_rng(seed + 1))
+        next_rng, mask = m.random.binomial(1, keep, size=(batch, n_hidden), rng=rng, return_next_rng=True)
+        rng.default_update = next_rng
+        h = m.maximum(m.dot(X, W1) + b1, 0.0) * mask * (1.0 / keep)
+        logits = m.dot(h, W2) + b2
+        loss = -m.mean(m.sum(Y * log_softmax(logits, axis=1), axis=1))
+        params = [W1, b1, W2, b2]
+        return [loss, *(p - lr * g for p, g in zip(params, grad(loss, params)))]
+
+    names = ["X", "Y", "W1", "b1", "W2", "b2"]
+
+    def build_symlab() -> tuple[list[Any], list[Any]]:
+        import symlab
+        import symlab.tensor as st
+
+        ins = [st.dmatrix(k) if k[0] in "XYW" else st.dvector(k) for k in names]
+        return ins, graph(st, symlab.grad, st.log_softmax, symlab.shared, *ins)
+
+    def build_pytensor() -> tuple[list[Any], list[Any]]:
+        import pytensor
+        import pytensor.tensor as pt
+        from pytensor.tensor.special import log_softmax
+
+        ins = [pt.dmatrix(k) if k[0] in "XYW" else pt.dvector(k) for k in names]
+        return ins, graph(pt, pytensor.grad, log_softmax, pytensor.shared, *ins)
+
+    def step(g: np.random.Generator, X: np.ndarray, Y: np.ndarray, W1: np.ndarray, b1: np.ndarray, W2: np.ndarray,
+             b2: np.ndarray) -> list[np.ndarray]:
+        scale = g.binomial(1, keep, size=(batch, n_hidden)) * (1.0 / keep)
+        a = X @ W1 + b1
+        h = np.maximum(a, 0.0) * scale
+        logits = h @ W2 + b2
+        shifted = logits - logits.max(axis=1, keepdims=True)
+        log_sm = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+        loss = -np.mean(np.sum(Y * log_sm, axis=1))
+        d_logits = (np.exp(log_sm) - Y) / X.shape[0]
+        d_a = (d_logits @ W2.T) * scale * (a > 0)
+        grads = [X.T @ d_a, d_a.sum(axis=0), h.T @ d_logits, d_logits.sum(axis=0)]
+        return [np.asarray(loss), *(p - lr * gp for p, gp in zip((W1, b1, W2, b2), grads))]
+
+    generator = _rng(seed + 1)
+
+    def reference(*arrays: np.ndarray) -> list[np.ndarray]:
+        out = step(generator, *arrays)
+        return [Draws.of(v, lambda k=k: _seeded_results(seed + 1, lambda g: step(g, *arrays), k)) for k, v in enumerate(out)]
+
+    return Workload(
+        "dropout_mlp" if batch == 128 else f"dropout_mlp_{batch}",
+        "random",
+        f"dropout MLP {n_in}-{n_hidden}-{n_out} SGD step, batch {batch}, binomial(1, {keep}) mask on the hidden layer",
+        data,
+        build_symlab,
+        build_pytensor,
+        reference,
+        rtol=1e-6,
+        atol=1e-9,
+        params={"batch": batch, "sizes": [n_in, n_hidden, n_out], "keep": keep},
+    )
+
+
 def all_workloads() -> dict[str, Workload]:
     """The workloads of the benchmark, by name, at the sizes of the issue."""
     small = {w.group: w for w in small_workloads().values()}
@@ -616,6 +762,12 @@ def all_workloads() -> dict[str, Workload]:
         cond = conditions_workload(kind)
         cond.probe = conditions_workload(kind, 4, 3).data
         ws.append(cond)
+    # The random workloads' probes are their own inputs: the draws' sizes are in their graphs.
+    normals = normals_workload()
+    normals.probe = normals.data
+    dropout = dropout_mlp_workload()
+    dropout.probe = dropout.data
+    ws += [normals, dropout]
     return {w.name: w for w in ws}
 
 
@@ -632,6 +784,8 @@ def small_workloads() -> dict[str, Workload]:
         ofg_chain_workload(50, size=3),
         conditions_workload("switch", 40, 30),
         conditions_workload("ifelse", 40, 30),
+        normals_workload(1000),
+        dropout_mlp_workload(batch=6, n_in=12, n_hidden=8, n_out=3),
     ]
     return {w.name: w for w in ws}
 
@@ -660,6 +814,11 @@ def compare(results: list[Any], expected: list[np.ndarray], rtol: float, atol: f
         if got.shape != want.shape:
             problems.append(f"output {k}: shape {got.shape}, expected {want.shape}")
             continue
+        if isinstance(want, Draws):  # a random workload: the result of one of the first calls from the seed
+            if not any(np.allclose(got, c, rtol=rtol, atol=atol) for c in want.candidates()):
+                problems.append(f"output {k}: not NumPy's result of any of the first {RANDOM_CALLS_CHECKED} calls "
+                                "from the seed")
+            continue
         if got.size:
             max_err = max(max_err, float(np.max(np.abs(got - want))))
         if not np.allclose(got, want, rtol=rtol, atol=atol):
@@ -669,4 +828,4 @@ def compare(results: list[Any], expected: list[np.ndarray], rtol: float, atol: f
 
 WORKLOADS = all_workloads()
 
-__all__ = ["WORKLOADS", "Workload", "all_workloads", "compare", "count_nodes", "small_workloads"]
+__all__ = ["WORKLOADS", "Draws", "Workload", "all_workloads", "compare", "count_nodes", "small_workloads"]

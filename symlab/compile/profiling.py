@@ -111,6 +111,9 @@ class ProfileStats:
     calls_before_ready: int = 0
     #: Calls by the tier that served them (``"numpy"``, ``"machine code"``...; the Numba backend only).
     tier_calls: dict[str, int] = field(default_factory=dict)
+    #: Numba backend: the ops whose nodes run on NumPy by design, between the compiled segments, and why (a
+    #: random variable whose draws Numba cannot give bit for bit; ``compile_info.numpy_ops``).
+    numpy_ops: dict[str, str] = field(default_factory=dict)
     # -- calls -----------------------------------------------------------------
     calls: int = 0
     call_seconds: float = 0.0
@@ -180,6 +183,7 @@ class ProfileStats:
         background = [p.background_seconds for p in parts if p.background_seconds is not None]
         self.background_seconds = sum(background) if background else None
         self.calls_before_ready = sum(p.calls_before_ready for p in parts)
+        self.numpy_ops = {op: why for p in parts for op, why in p.numpy_ops.items()}
 
     def count_tier(self, tier: str) -> None:
         """Count one call served by ``tier`` (exactly, whatever threads call)."""
@@ -279,6 +283,9 @@ class ProfileStats:
         lines.append(f"  {self.calls} call{'s' if self.calls != 1 else ''}, {self.call_seconds:.6f}s in total")
         if self.tier_calls:
             lines.append("    by tier: " + ", ".join(f"{tier} {n}" for tier, n in self.tier_calls.items()))
+        if self.numpy_ops:
+            lines.append("    on NumPy by design (Python steps between the compiled segments):")
+            lines.extend(f"      {op}: {why}" for op, why in self.numpy_ops.items())
         lines.extend(_parts(self.call_parts(), self.call_seconds))
         total = self.call_seconds or 1.0
         if combined and self.nodes:

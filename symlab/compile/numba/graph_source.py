@@ -6,7 +6,10 @@ imports the kernel modules (:mod:`~symlab.compile.numba.kernel_source`; ``k0``, 
 returns the tuple of outputs. A node whose op has no kernel cuts the graph into segments: each run of
 consecutive nodes with kernels becomes a compiled function (``seg0``, ``seg1``...), and the runner calls
 them and the ``perform`` of the other nodes (or the register machine's program) from Python, in order
-(:class:`Step`). Values live in numbered slots (``v0``, ``v1``...).
+(:class:`Step`). Values live in numbered slots (``v0``, ``v1``...). A kernel that advances a value its op
+must leave as it was (a draw that is not ``inplace`` advances a copy of its generator: see
+:func:`~symlab.compile.numba.kernels.private_copies`) reads a slot of its own, which the runner fills with a
+copy of the value before the call (``GeneratedModule.private_copies``): Numba cannot copy a generator.
 
 The nodes follow the graph's lazy plan (:mod:`symlab.compile.lazy_plan`): an ``ifelse`` node is written
 inline as ``if cond: <then region>; out = then value; else: <else region>; out = else value``, so the
@@ -57,6 +60,7 @@ import numpy as np
 
 from symlab.compile.lazy_plan import Branching, LazyPlan, flat_nodes, is_lazy_choice, lazy_plan
 from symlab.compile.numba.kernel_source import DECORATOR, IMPORTS, KernelModule, kernel_modules
+from symlab.compile.numba.kernels import private_copies
 from symlab.graph.basic import Apply, Constant, Variable
 from symlab.tensor.type import TensorType
 
@@ -98,6 +102,11 @@ class GeneratedModule:
     counter_slot: int | None = None
     #: The guards of regions that hold a Python step: checked by the runner between steps, not in compiled code.
     stepwise: list[Any] = field(default_factory=list)
+    #: The nodes that run their ``perform`` by design (not in ``fallback_nodes``), each with the reason.
+    numpy_nodes: dict[Apply, str] = field(default_factory=dict)
+    #: ``(copy slot, source slot)``: the runner fills each copy slot with a copy of the source's value (a graph
+    #: input or a constant) before the compiled code runs; one kernel advances that copy in place.
+    private_copies: list[tuple[int, int]] = field(default_factory=list)
 
     @property
     def single(self) -> bool:
@@ -108,7 +117,7 @@ class GeneratedModule:
 def generate_module(nodes: Sequence[Apply], inputs: Sequence[Variable], outputs: Sequence[Variable]) -> GeneratedModule:
     """The generated module computing ``outputs`` from ``inputs`` with ``nodes`` (in execution order)."""
     nodes = list(nodes)
-    kernels, names, missing, hosted = kernel_modules([n for n in nodes if not is_lazy_choice(n)])
+    kernels, names, missing, hosted, on_numpy = kernel_modules([n for n in nodes if not is_lazy_choice(n)])
     plan = lazy_plan(nodes, outputs)
     # An ifelse whose regions hold only kernel nodes is written inline (``if``/``else`` in compiled code); one
     # whose regions hold a Python step runs its own perform as a Python step, and the steps of its regions are
@@ -140,6 +149,23 @@ def generate_module(nodes: Sequence[Apply], inputs: Sequence[Variable], outputs:
 
     input_slots = [slot(v) for v in inputs]
     constant_slots: dict[int, Any] = {}
+    # A kernel that advances a value its op must not change reads a private copy instead: a variable of its own.
+    substitutes: dict[Apply, dict[int, Variable]] = {}
+    copies: list[tuple[Variable, Variable]] = []
+    for node in nodes:
+        for i in private_copies(node) if node in names else ():
+            original = node.inputs[i]
+            if original.owner is not None:  # the kernel family must refuse such a node (the copy is made before the call)
+                raise AssertionError(f"{node.op}: a private copy of input {i} ({original}), which a node computes")
+            copy = original.type()
+            copy.name = f"copy of {original}"
+            substitutes.setdefault(node, {})[i] = copy
+            copies.append((copy, original))
+
+    def inputs_of(node: Apply) -> list[Variable]:
+        """The variables a node's kernel reads: its inputs, with private copies where it gets them."""
+        subs = substitutes.get(node)
+        return list(node.inputs) if subs is None else [subs.get(i, v) for i, v in enumerate(node.inputs)]
 
     def ref(v: Variable) -> str:
         if isinstance(v, Constant):
@@ -198,14 +224,14 @@ def generate_module(nodes: Sequence[Apply], inputs: Sequence[Variable], outputs:
         body: list[str] = []
         used: list[str] = []
         for node in run_nodes:
-            for v in node.inputs:
+            for v in inputs_of(node):
                 if v not in produced and not (isinstance(v, Constant) and v.data is None):
                     r = ref(v)
                     if r not in used:
                         used.append(r)
         if counter is not None and any(isinstance(item, Branching) and _guarded(item) for item in run):
             used.append(ref(counter))
-        _emit(run, "    ", body, names, ref, counter)
+        _emit(run, "    ", body, names, ref, counter, inputs_of)
         if single:
             name = "graph_fn"
             arg_vars = [f"v{s}" for s in input_slots]
@@ -242,8 +268,14 @@ def generate_module(nodes: Sequence[Apply], inputs: Sequence[Variable], outputs:
     header = GRAPH_HEADER + (IMPORTS if inline else "import numba\n") + "\n"  # inline kernels need all imports
     source = header + (imports + "\n\n" if imports else "\n") + "\n\n".join(inline + functions)
     counter_slot = slot_of[counter] if counter is not None else None
+    private = [(slot(copy), slot(original)) for copy, original in copies]
+    for _copy, original in copies:
+        if isinstance(original, Constant):
+            constant_slots[slot(original)] = original.data
+    fallback = [n for n in missing if n not in on_numpy]
     return GeneratedModule(
-        source, steps, slots, input_slots, constant_slots, output_slots, missing, kernels, plan, counter_slot, stepwise
+        source, steps, slots, input_slots, constant_slots, output_slots, fallback, kernels, plan, counter_slot, stepwise,
+        dict(on_numpy), private,
     )
 
 
@@ -269,13 +301,16 @@ def _guarded(item: Branching) -> bool:
     return item.then_guard is not None or item.else_guard is not None
 
 
-def _emit(items: list[Any], indent: str, body: list[str], names: dict[Apply, str], ref: Any, counter: Any) -> None:
+def _emit(items: list[Any], indent: str, body: list[str], names: dict[Apply, str], ref: Any, counter: Any,
+          inputs_of: Any = None) -> None:
     """Write the statements of ``items``: a kernel call per node; an ifelse as ``if``/``else`` blocks, each
-    holding its branch's guarded region and then the assignment of the chosen values to the outputs."""
+    holding its branch's guarded region and then the assignment of the chosen values to the outputs.
+    ``inputs_of(node)``: the variables the node's kernel reads (its inputs, or private copies of some)."""
     for item in items:
         if not isinstance(item, Branching):
             outs = ", ".join(ref(o) for o in item.outputs)
-            body.append(f"{indent}{outs} = {names[item]}({', '.join(ref(v) for v in item.inputs)})")
+            read = inputs_of(item) if inputs_of is not None else item.inputs
+            body.append(f"{indent}{outs} = {names[item]}({', '.join(ref(v) for v in read)})")
             continue
         node = item.node
         n, as_view = node.op.n_outs, node.op.as_view
@@ -287,7 +322,7 @@ def _emit(items: list[Any], indent: str, body: list[str], names: dict[Apply, str
             if guard is not None:
                 size = f"{len(guard.nodes)} node{'s' if len(guard.nodes) != 1 else ''}"
                 body.append(f"{inner}{ref(counter)}[{guard.index}] += 1  # {branch} region: {size}")
-            _emit(sub, inner, body, names, ref, counter)
+            _emit(sub, inner, body, names, ref, counter, inputs_of)
             values = node.inputs[1 : 1 + n] if branch == "then" else node.inputs[1 + n :]
             for out, value in zip(node.outputs, values):
                 keep = as_view and branch == "then"

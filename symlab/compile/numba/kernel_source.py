@@ -5,14 +5,15 @@ the imports (:data:`IMPORTS`), the kernel's globals and helper functions, and ``
 :data:`DECORATOR`. Its import name is a hash of its source (:attr:`KernelModule.module_name`), so
 identical kernels are written once and every graph that needs one imports the same module. A kernel with
 a parallel loop is written into the graph module instead (``inline``). A node whose op has no kernel is
-warned about (:func:`warn_no_kernel`) and runs its ``perform``; a very large fused elemwise node runs on
-the register machine of :mod:`~symlab.compile.numba.elemwise_vm`.
+warned about (:func:`warn_no_kernel`) and runs its ``perform``, unless it runs on NumPy by design
+(:class:`~symlab.compile.numba.kernels.RunsOnNumpy`: not warned, its reason kept); a very large fused elemwise
+node runs on the register machine of :mod:`~symlab.compile.numba.elemwise_vm`.
 
 >>> import symlab.tensor as st
 >>> x, y = st.dvectors("x", "y")
->>> modules, names, missing, hosted = kernel_modules([(x + y).owner, (x * y).owner, (x + y).owner])
->>> [m.name for m in modules], sorted(names.values()), missing, hosted
-(['k0', 'k1'], ['k0', 'k0', 'k1'], [], {})
+>>> modules, names, missing, hosted, on_numpy = kernel_modules([(x + y).owner, (x * y).owner, (x + y).owner])
+>>> [m.name for m in modules], sorted(names.values()), missing, hosted, on_numpy
+(['k0', 'k1'], ['k0', 'k0', 'k1'], [], {}, {})
 >>> modules[0].module_name.startswith("symlab_kernel_"), "def kernel(" in modules[0].source
 (True, True)
 """
@@ -26,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from symlab.compile.numba.kernels import Kernel, NoKernel, kernel_for
+from symlab.compile.numba.kernels import Kernel, NoKernel, RunsOnNumpy, kernel_for
 from symlab.graph.basic import Apply
 
 DECORATOR = '@numba.njit(cache=True, nogil=True, fastmath=False, error_model="numpy")'
@@ -123,12 +124,13 @@ class KernelModule:
 
 def kernel_modules(
     nodes: Sequence[Apply],
-) -> tuple[list[KernelModule], dict[Apply, str], list[Apply], dict[Apply, Any]]:
+) -> tuple[list[KernelModule], dict[Apply, str], list[Apply], dict[Apply, Any], dict[Apply, str]]:
     """The modules of the kernels of ``nodes``, one per distinct kernel.
 
     Returns (kernel modules, node -> name of its kernel in the graph module, nodes without a kernel,
     node -> program of the nodes that run on the register machine of
-    :mod:`symlab.compile.numba.elemwise_vm`).
+    :mod:`symlab.compile.numba.elemwise_vm`, node -> why it runs on NumPy by design: those nodes are among
+    the nodes without a kernel, and are not warned about).
     """
     from symlab.compile.numba.elemwise_vm import vm_program
 
@@ -136,6 +138,7 @@ def kernel_modules(
     names: dict[Apply, str] = {}
     missing: list[Apply] = []
     hosted: dict[Apply, Any] = {}
+    on_numpy: dict[Apply, str] = {}
     seen: dict[tuple[str, tuple[tuple[str, str], ...], tuple[tuple[str, Any], ...]], str] = {}
     for k, node in enumerate(nodes):
         program = vm_program(node)
@@ -145,6 +148,10 @@ def kernel_modules(
         provisional = f"_kn{k}_"
         try:
             kernel: Kernel = kernel_for(node, provisional)
+        except RunsOnNumpy as err:  # by design: said by compile_info.numpy_ops and the profile, not warned
+            on_numpy[node] = str(err)
+            missing.append(node)
+            continue
         except NoKernel as err:
             warn_no_kernel(node, str(err))
             missing.append(node)
@@ -173,7 +180,7 @@ def kernel_modules(
         # that called a parallel function loaded from the cache crashes when it is loaded again (seen with
         # Numba 0.68.1), so such a kernel is never loaded apart from its caller.
         modules.append(KernelModule(final, source, inline=bool(options.get("parallel"))))
-    return modules, names, missing, hosted
+    return modules, names, missing, hosted, on_numpy
 
 
 __all__ = ["DECORATOR", "HEADER", "IMPORTS", "KernelModule", "kernel_modules", "warn_no_kernel"]

@@ -72,6 +72,14 @@ class NoKernel(NotImplementedError):
     """The op has no Numba kernel (the node will run its ``perform``)."""
 
 
+class RunsOnNumpy(NoKernel):
+    """The node runs its ``perform`` (NumPy) by design, not for want of a kernel: Numba cannot give its results.
+
+    The message says why (a random variable whose NumPy draw Numba cannot reproduce bit for bit). The linker
+    does not warn about such a node; ``compile_info.numpy_ops`` and the profile name it with the reason.
+    """
+
+
 #: op class -> generator(op, node, name) -> Kernel
 _REGISTRY: dict[type, Callable[[Any, Apply, str], Kernel]] = {}
 
@@ -107,6 +115,37 @@ def kernel_for(node: Apply, name: str) -> Kernel:
     raise NoKernel(f"{node.op} has no Numba kernel")
 
 
+#: op class -> fn(node) -> the inputs its kernel must get private copies of (see :func:`private_copies`).
+_PRIVATE_COPIES: dict[type, Callable[[Apply], tuple[int, ...]]] = {}
+
+
+def register_private_copies(*op_classes: type) -> Callable:
+    """Decorator: ``fn(node) -> input indices`` whose values ``node``'s kernel changes in place although the op
+    does not destroy them (a random generator the kernel advances: the op draws from a copy)."""
+
+    def decorate(fn: Callable[[Apply], tuple[int, ...]]) -> Callable[[Apply], tuple[int, ...]]:
+        for cls in op_classes:
+            _PRIVATE_COPIES[cls] = fn
+        return fn
+
+    return decorate
+
+
+def private_copies(node: Apply) -> tuple[int, ...]:
+    """The inputs of ``node`` its kernel must be given private copies of (made by the runner before the call).
+
+    Numba cannot copy such a value inside compiled code (a ``numpy.random.Generator``), so the graph module
+    takes the copy as an argument of its own and the runner makes it: see
+    :mod:`~symlab.compile.numba.graph_source` (``GeneratedModule.private_copies``).
+    """
+    _load_standard_kernels()
+    for cls in type(node.op).__mro__:
+        fn = _PRIVATE_COPIES.get(cls)
+        if fn is not None:
+            return fn(node)
+    return ()
+
+
 def has_kernel(node: Apply) -> bool:
     _load_standard_kernels()
     return any(cls in _REGISTRY for cls in type(node.op).__mro__)
@@ -135,9 +174,12 @@ def _load_standard_kernels() -> None:
 __all__ = [
     "Kernel",
     "NoKernel",
+    "RunsOnNumpy",
     "function_source",
     "has_kernel",
     "kernel_for",
+    "private_copies",
     "register_kernel",
     "register_kernel_loader",
+    "register_private_copies",
 ]

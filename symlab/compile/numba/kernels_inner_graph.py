@@ -38,7 +38,7 @@ import numpy as np
 from symlab.compile.builders import OpFromGraph
 from symlab.compile.linker_numpy import outputs_to_copy
 from symlab.compile.numba.kernel_source import _split_shared
-from symlab.compile.numba.kernels import Kernel, NoKernel, kernel_for, register_kernel
+from symlab.compile.numba.kernels import Kernel, NoKernel, RunsOnNumpy, kernel_for, private_copies, register_kernel
 from symlab.graph.basic import Apply, Constant, Variable
 from symlab.tensor.type import TensorType
 
@@ -75,6 +75,8 @@ def _helper(node: Apply) -> tuple[str, str, dict[str, str]]:
     """The kernel of an inner node as a helper: (its name, its source, its globals), named by a hash."""
     provisional = "_ofg_inner_kernel_"
     kernel = kernel_for(node, provisional)  # NoKernel goes up: the whole OpFromGraph node runs perform
+    if private_copies(node):  # only a graph's runner makes the copy a kernel advances (a draw that is not inplace)
+        raise RunsOnNumpy(f"{node.op} draws from a copy of its generator, which compiled code cannot make")
     ident = repr((kernel.source, sorted(kernel.globals.items())))
     name = "_shared_ofg_" + hashlib.sha256(ident.encode()).hexdigest()[:16]
     source = kernel.source.replace(provisional, name)
@@ -111,6 +113,8 @@ def ofg_kernel(op: OpFromGraph, node: Apply, name: str) -> Kernel:
     for inner in fg.toposort():
         try:
             hname, source, hglobals = _helper(inner)
+        except RunsOnNumpy as err:
+            raise RunsOnNumpy(f"inner op {inner.op} of {op} runs on NumPy ({err})") from None
         except NoKernel as err:
             raise NoKernel(f"inner op {inner.op} of {op} has no Numba kernel ({err})") from None
         rest, shared = _split_shared(source)

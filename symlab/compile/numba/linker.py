@@ -18,7 +18,8 @@ A graph holding a value Numba cannot take (a scipy.sparse matrix) runs on the Nu
 (:class:`NumpyOnlyRunner`, :func:`numpy_only_reason`). If Numba cannot compile a module at all, the
 function runs the NumPy backend with a warning: results never silently change. A node whose op has no
 kernel runs its ``perform`` between compiled segments (a warning names the op, once per op class and
-process); a fused elemwise node of very many scalar operations runs on the register machine of
+process); a random variable whose draws Numba cannot give bit for bit runs there by design, unwarned
+(``compile_info.numpy_ops`` and the profile say why: :mod:`~symlab.compile.numba.kernels_random`); a fused elemwise node of very many scalar operations runs on the register machine of
 :mod:`symlab.compile.numba.elemwise_vm`, compiled once and cached.
 
 The numbers of a compile (``cache_hit``, ``miss_reason``, ``numba_compile_seconds``,

@@ -28,16 +28,32 @@ log = logging.getLogger("symlab.cache")
 
 
 def numba_signature(values: Sequence[Any], types: Sequence[Any]) -> tuple[Any, ...]:
-    """Numba argument types: C-contiguous arrays of the given tensor types, ``typeof`` of given values."""
+    """Numba argument types: C-contiguous arrays of the given tensor types, ``typeof`` of given values, and
+    Numba's ``NumPyRandomGeneratorType`` for a random generator's type (``is_generator_state``): one Numba type
+    for every ``numpy.random.Generator``, whatever its bit generator, so the signature (and the disk cache's
+    entry) of a graph drawing random numbers does not depend on the generator's state."""
     import numba
 
     out = []
     for value, t in zip(values, types):
         if value is not None:
             out.append(numba.typeof(value))
+        elif getattr(t, "is_generator_state", False):
+            out.append(_generator_type())
         else:
             out.append(numba.types.Array(numba.from_dtype(np.dtype(t.dtype)), t.ndim, "C"))
     return tuple(out)
+
+
+def _generator_type() -> Any:
+    """Numba's type of a ``numpy.random.Generator`` argument (what ``numba.typeof`` gives every one)."""
+    import numba
+
+    return numba.typeof(_TYPICAL_GENERATOR)
+
+
+#: A generator whose Numba type is that of every generator (its state is never used).
+_TYPICAL_GENERATOR = np.random.default_rng(0)
 
 
 @dataclass
@@ -50,7 +66,12 @@ class CompileInfo:
     numba_compile_seconds: float = 0.0
     cache_load_seconds: float = 0.0
     module_path: str = ""
+    #: The ops whose nodes run their Python ``perform`` for want of a Numba kernel (the linker warned).
     fallback_ops: list[str] = field(default_factory=list)
+    #: The ops whose nodes run on NumPy by design (Python steps between compiled segments, not warned about),
+    #: each with the reason: a random variable whose draws Numba cannot give bit for bit (see
+    #: :mod:`~symlab.compile.numba.kernels_random`).
+    numpy_ops: dict[str, str] = field(default_factory=dict)
     #: Nodes run by the register machine (:mod:`symlab.compile.numba.elemwise_vm`).
     vm_nodes: int = 0
     #: Kernel modules compiled, and loaded from the cache, while the graph functions were compiled (a kernel

@@ -18,6 +18,7 @@ a failure, a fork or the exit). The compiles under way are tracked by
 
 from __future__ import annotations
 
+import copy
 import logging
 import threading
 import warnings
@@ -96,6 +97,7 @@ class NumbaRunner(NumpyRunner):
         gen = generate_module(self.nodes, fgraph.inputs, fgraph.outputs)
         self.generated = gen
         self.compile_info.fallback_ops = sorted({str(n.op) for n in gen.fallback_nodes})
+        self.compile_info.numpy_ops = {str(n.op): why for n, why in gen.numpy_nodes.items()}
         if gen.plan is not None and (gen.plan.guards or gen.plan.eager):
             self.compile_info.lazy_plan = gen.plan.describe() + "".join(
                 f"\n  {g.branch} of {g.choice.op}: holds a Python step; guarded by the runner between compiled steps"
@@ -148,7 +150,7 @@ class NumbaRunner(NumpyRunner):
             if arg_types:
                 functions, info = load_compiled(gen, arg_types)
                 for f in fields(CompileInfo):  # in place: calls made meanwhile count in self.compile_info
-                    if f.name not in ("fallback_ops", "background", "calls_before_ready", "lazy_plan"):
+                    if f.name not in ("fallback_ops", "numpy_ops", "background", "calls_before_ready", "lazy_plan"):
                         setattr(self.compile_info, f.name, getattr(info, f.name))
                 for step in gen.steps:
                     if step.kind == "segment":
@@ -270,6 +272,20 @@ class NumbaRunner(NumpyRunner):
                 if info.cache_hit is None:
                     info.cache_hit = True
 
+    _profile: Any = None
+
+    @property
+    def profile(self) -> Any:
+        """The :class:`~symlab.compile.profiling.ProfileStats` the calls record into, or None; given one, the
+        runner tells it which ops run on NumPy by design (``compile_info.numpy_ops``)."""
+        return self._profile
+
+    @profile.setter
+    def profile(self, stats: Any) -> None:
+        self._profile = stats
+        if stats is not None and self.compile_info.numpy_ops:
+            stats.numpy_ops = dict(self.compile_info.numpy_ops)
+
     @staticmethod
     def _slot_types(gen: GeneratedModule) -> list[Any]:
         return [v.type for v in gen.slots]
@@ -284,11 +300,21 @@ class NumbaRunner(NumpyRunner):
         self._node_index = {node: k for k, node in enumerate(self.nodes)}
         self._counter_slot = gen.counter_slot
         self._guard_of = gen.plan.guard_of if gen.plan is not None else {}
+        self._copies = gen.private_copies
+        self._single_copies: list[tuple[int, int | None, Any]] = []
         if gen.single:
             step = gen.steps[0]
             self._fn = step.function
             n_in = len(gen.input_slots)
-            extra = [gen.constant_slots[s] for s in step.args[n_in:]]
+            copy_of = dict(gen.private_copies)
+            position = {s: k for k, s in enumerate(gen.input_slots)}
+            extra = []
+            for j, s in enumerate(step.args[n_in:]):
+                if s in copy_of:  # filled at each call: (argument, input position or None, constant)
+                    self._single_copies.append((j, position.get(copy_of[s]), gen.constant_slots.get(copy_of[s])))
+                    extra.append(None)
+                else:
+                    extra.append(gen.constant_slots[s])
             self._extra_args = tuple(extra)
         else:
             self._fn = None
@@ -296,10 +322,12 @@ class NumbaRunner(NumpyRunner):
     def direct_callable(self) -> Any:
         """The compiled graph function, when calling it alone is the whole call: ``fn(*inputs) -> tuple``.
 
-        None when the graph has Python steps, copied outputs or runs the NumPy fallback, and while the
-        machine code is not ready.
+        None when the graph has Python steps, copied outputs, private copies (a draw from a copy of its
+        generator) or runs the NumPy fallback, and while the machine code is not ready.
         """
         if self._interim is not None or self.numpy_fallback is not None or self._fn is None or self.copied_outputs:
+            return None
+        if self._single_copies:
             return None
         fn, extra = self._fn, self._extra_args
         if not extra:
@@ -328,7 +356,12 @@ class NumbaRunner(NumpyRunner):
             return self.numpy_fallback(input_values)
         fn = self._fn
         if fn is not None and profile is None:
-            outputs = list(fn(*input_values, *self._extra_args))
+            extra = self._extra_args
+            if self._single_copies:  # private copies of generators, made now: the compiled code advances them
+                extra = list(extra)
+                for j, k, constant in self._single_copies:
+                    extra[j] = private_copy(input_values[k] if k is not None else constant)
+            outputs = list(fn(*input_values, *extra))
         else:
             if profile is not None:
                 profile.count_tier(MACHINE_CODE_TIER)
@@ -343,6 +376,8 @@ class NumbaRunner(NumpyRunner):
             env[s] = value
         for s, value in self._constants:
             env[s] = value
+        for s, source in self._copies:  # a copy for a kernel that advances it (a draw that is not inplace)
+            env[s] = private_copy(env[source])
         counts = None
         if self._counter_slot is not None:  # this call's own counts of the guarded regions it ran
             counts = env[self._counter_slot] = np.zeros_like(env[self._counter_slot])
@@ -389,6 +424,12 @@ class NumbaRunner(NumpyRunner):
         for s in ran:
             s.seconds += seconds / len(ran)
             s.calls += 1
+
+
+def private_copy(value: Any) -> Any:
+    """An independent copy of a value a kernel advances in place (a ``numpy.random.Generator``: its deep copy,
+    the same bit generator state advancing separately, as ``symlab.tensor.random.type.copy_generator`` makes)."""
+    return copy.deepcopy(value)
 
 
 __all__ = [

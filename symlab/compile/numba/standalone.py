@@ -20,6 +20,7 @@ from typing import Any
 from symlab.compile.numba.graph_source import generate_module
 from symlab.compile.numba.kernels import kernel_for
 from symlab.compile.numba.loading import load_compiled, numba_signature
+from symlab.compile.numba.runner import private_copy
 from symlab.graph.basic import Apply, Constant
 
 _standalone: dict[Any, Any] = {}
@@ -52,9 +53,14 @@ def compile_node(node: Apply) -> Any:
     sig = numba_signature([None] * len(step.args), [types[s] for s in step.args])
     functions, _info = load_compiled(gen, {step.name: sig})
     fn = functions[step.name]
+    # A kernel that advances a copy of an input (a draw that is not inplace): the copy is made here, per call.
+    copy_of = dict(gen.private_copies)
+    position = {s: k for k, s in enumerate(gen.input_slots)}
+    copied = [position[copy_of[s]] for s in step.args[len(gen.input_slots):] if s in copy_of]
 
     def run(*values: Any) -> list[Any]:
-        return list(fn(*[v for v, var in zip(values, node.inputs) if not (isinstance(var, Constant) and var.data is None)]))
+        given = [v for v, var in zip(values, node.inputs) if not (isinstance(var, Constant) and var.data is None)]
+        return list(fn(*given, *(private_copy(given[k]) for k in copied)))
 
     _standalone[key] = run
     return run

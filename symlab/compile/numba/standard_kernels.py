@@ -28,6 +28,7 @@ def load_standard_kernels() -> None:
         kernels_join,
         kernels_pool,
         kernels_products,
+        kernels_random,
         kernels_reduction,
         kernels_reduction_extra,
         kernels_shape,
