@@ -38,7 +38,10 @@ TypeError: function: bad value for input 0 ('x'): expected TensorType(int32, (?,
 
 from __future__ import annotations
 
+import itertools
+import threading
 import warnings
+import weakref
 from collections.abc import Mapping, Sequence
 from time import perf_counter
 from typing import Any
@@ -234,6 +237,7 @@ class Function(Displayable):
     def __init__(self, maker: FunctionMaker) -> None:
         self.maker = maker
         self.name = maker.name
+        _register_live(self)
         self.inputs = maker.inputs
         self.outputs = maker.outputs
         self.trace = maker.trace
@@ -605,4 +609,29 @@ def function(
 # The printers (symlab.printing.subject) draw a compiled function as its optimized graph.
 register_graph_holder(Function, "function")
 
-__all__ = ["Function", "FunctionMaker", "UnusedInputError", "function"]
+#: Every compiled Function alive, by the order it was made (held weakly: the registry keeps none alive).
+_LIVE_FUNCTIONS: weakref.WeakValueDictionary[int, Function] = weakref.WeakValueDictionary()
+_made = itertools.count()
+_live_lock = threading.Lock()  # functions may be compiled on several threads while a view reads the registry
+
+
+def _register_live(function: Function) -> None:
+    with _live_lock:
+        _LIVE_FUNCTIONS[next(_made)] = function
+
+
+def live_functions() -> list[Function]:
+    """The compiled Functions alive, oldest first (the views ask which of them read or update a shared variable).
+
+    >>> import symlab.tensor as st
+    >>> x = st.dscalar("x")
+    >>> f = function([x], x * 2, mode="NUMPY")
+    >>> f in live_functions()
+    True
+    """
+    with _live_lock:
+        alive = list(_LIVE_FUNCTIONS.items())
+    return [f for _, f in sorted(alive, key=lambda kv: kv[0])]
+
+
+__all__ = ["Function", "FunctionMaker", "UnusedInputError", "function", "live_functions"]

@@ -65,6 +65,7 @@ from symlab.notebook.inner_view import InnerGraphView
 from symlab.notebook.keys import KeyIndex, Resolved, selection_marks
 from symlab.notebook.neighbourhood import MOVES, Neighbourhood
 from symlab.notebook.node_search import NodeSearch
+from symlab.notebook.shared_use import shared_use_rows, state_legend
 from symlab.notebook.widget import ViewWidget, code_span
 from symlab.printing.folding import toposort
 from symlab.printing.grouping import Group
@@ -456,7 +457,7 @@ class GraphView(InnerGraphView, ViewWidget):
                                      key=self._keys.keys, open_inner=self._inner.open, max_nodes=self._max_nodes,
                                      inner_max_nodes=self._inner_max())
         self.svg = self.show_picture("graph", self.model)
-        self.legend = LEGENDS[self.style]
+        self.legend = LEGENDS[self.style] + state_legend(self.model)
         notes = []
         if not self.svg:
             notes.append("Graphviz is not installed: no picture (the details still work).")
@@ -525,6 +526,7 @@ class GraphView(InnerGraphView, ViewWidget):
                 actions.append({"text": f"expand {title}", "key": key, "kind": "expand"})
         elif inside is None:
             rows = describe(obj, self.fgraph, self._order, self._subject.outputs)
+            rows += shared_use_rows(obj)  # a shared variable: the functions alive that update it or only read it
             title = title_of(obj, kind_of(obj, self.fgraph))
         if found.kind in ("apply", "variable"):
             rows, link = self._inner_rows(key, obj, rows, link, actions)
@@ -594,7 +596,7 @@ class GraphView(InnerGraphView, ViewWidget):
                 lines.append(f"| {label} | {', '.join(code_span(t) for t in texts) or '-'} |")
             lines.append("")
         lines += ["Outline (the graph as text):", "", outline_markdown(self.outline, self.selected_key, self.marks), ""]
-        lines.append(f"Legend: {LEGENDS[self.style]}.")
+        lines.append(f"Legend: {LEGENDS[self.style]}{state_legend(self.model)}.")
         return "\n".join(lines)
 
 

@@ -52,6 +52,7 @@ from symlab.notebook.details import kind_of, title_of
 from symlab.notebook.folds import VIEW_MAX_NODES
 from symlab.notebook.graph_view import GraphView
 from symlab.notebook.keys import Resolved
+from symlab.notebook.shared_use import SharedUse, shared_use
 from symlab.notebook.widget import code_span
 from symlab.printing.subject import subject_of
 
@@ -320,6 +321,19 @@ class ClientsInspector(GraphView):
         return None
 
     @property
+    def shared_use(self) -> SharedUse | None:
+        """For a selected shared variable, the compiled functions alive that update it (for a generator: advance
+        it) and those that only read it (a generator: they draw the same numbers each call); ``None`` otherwise.
+
+        A read: nothing is called or advanced (:func:`~symlab.notebook.shared_use.shared_use`).
+        """
+        self.refresh()
+        obj = self.selected
+        if not isinstance(obj, Variable) or obj.owner is not None or getattr(obj, "container", None) is None:
+            return None
+        return shared_use(obj)
+
+    @property
     def changes(self) -> ClientChanges:
         """What changed between the previous picture and this one (the picture is redrawn first if stale)."""
         self.refresh()
@@ -426,6 +440,9 @@ class ClientsInspector(GraphView):
             lines += [f"clients of {code_span(title_of(obj, kind_of(obj, self._fgraph)), table=False)}:", ""]
             lines += [f"- {code_span(client_text(c), table=False)}" for _, c in uses] or ["- none: `[]`, the variable is unused"]
             lines.append("")
+            use = self.shared_use
+            if use is not None:
+                lines += [code_span(str(use), table=False), ""]
         lines += self._inner_markdown()
         unused = [v for v, uses in self._fgraph.clients.items() if not uses]
         if unused:

@@ -158,6 +158,7 @@ class ValuesPanels:
             lines.append(f"\n… and {len(self._variables) - MARKDOWN_MAX_ROWS} more variables "
                          "(`view.value(var)` reads any of them).")
         lines += self._inner_markdown()
+        lines += self._histogram_markdown()
         lines += ["", "Outline (the graph as text):", "", outline_markdown(self.outline, self.selected_key, self.marks)]
         return "\n".join(lines)
 

@@ -12,6 +12,7 @@ expression, shortened (:func:`describe`).
 
 from __future__ import annotations
 
+import hashlib
 import math
 from typing import Any
 
@@ -19,8 +20,8 @@ import numpy as np
 
 from symlab.graph.basic import Variable
 
-__all__ = ["FULL_CHARS", "SMALL_ARRAY", "describe", "describe_value", "full_text", "has_nan_inf", "nan_words",
-           "number_text", "value_lines"]
+__all__ = ["FULL_CHARS", "SMALL_ARRAY", "describe", "describe_value", "full_text", "generator_text", "has_nan_inf",
+           "nan_words", "number_text", "value_lines"]
 
 #: Arrays of at most this many elements are written in full on the picture.
 SMALL_ARRAY = 6
@@ -82,6 +83,25 @@ def _counts(a: np.ndarray) -> list[str]:
     return lines
 
 
+def generator_text(generator: Any) -> str:
+    """A generator's bit generator and a short fingerprint of its state: two generators that will draw the same
+    numbers read the same, and a generator that advanced reads differently (never a memory address).
+
+    >>> import numpy as np
+    >>> a, b = np.random.default_rng(5), np.random.default_rng(5)
+    >>> generator_text(a) == generator_text(b), generator_text(a).startswith("PCG64 state #")
+    (True, True)
+    >>> _ = a.normal(); generator_text(a) == generator_text(b)
+    False
+    """
+    bit_generator = getattr(generator, "bit_generator", None)
+    if bit_generator is None:
+        return type(generator).__name__
+    state = bit_generator.state  # a read: NumPy returns a new dict
+    digest = hashlib.blake2s(repr(sorted(state.items())).encode(), digest_size=3).hexdigest()
+    return f"{type(bit_generator).__name__} state #{digest}"
+
+
 def value_lines(value: Any) -> list[str]:
     """How a value is written on the picture: a scalar, a small array in full, or a summary.
 
@@ -92,6 +112,8 @@ def value_lines(value: Any) -> list[str]:
     """
     if value is None:
         return ["no value"]
+    if isinstance(value, np.random.Generator):  # state, not numbers: which bit generator, and where it stands
+        return [generator_text(value)]
     try:
         a = np.asarray(value)
     except Exception:  # something numpy cannot hold: its repr says what it is
@@ -117,7 +139,7 @@ def full_text(value: Any, limit: int = FULL_CHARS) -> str:
     >>> full_text(np.zeros(5000), limit=30)
     'array([0., 0., 0., ..., 0., 0.… (cut at 30 characters)'
     """
-    text = repr(value)
+    text = generator_text(value) if isinstance(value, np.random.Generator) else repr(value)  # repr has an address
     return text if len(text) <= limit else text[:limit] + f"… (cut at {limit} characters)"
 
 

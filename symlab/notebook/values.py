@@ -62,10 +62,12 @@ from symlab.graph.basic import Apply, Constant, Variable
 from symlab.notebook.folds import VIEW_MAX_NODES, Folds
 from symlab.notebook.inner_values import SectionCache, branch_sections
 from symlab.notebook.keys import KeyIndex, Resolved, selection_marks
+from symlab.notebook.shared_use import state_legend
 from symlab.notebook.value_arguments import ValuesGraph, filter_value, short_name
 from symlab.notebook.value_evaluation import NanSpread, evaluate_all, gradient_graphs
 from symlab.notebook.value_inner import NOT_COMPUTED, OpenInner, branch_lines
 from symlab.notebook.value_panels import MARKDOWN_MAX_ROWS, ValuesPanels
+from symlab.notebook.value_random import RandomValues
 from symlab.notebook.value_sliders import Sliders, parse_number
 from symlab.notebook.value_text import FULL_CHARS, describe_value, full_text, number_text, value_lines
 from symlab.notebook.widget import ViewWidget
@@ -82,7 +84,7 @@ LEGEND = ("box: a variable and its value (green: input, grey: constant, white: i
 _HINT = "Click a box to see its whole value and gradient; move a slider to re-evaluate the graph."
 
 
-class ValuesView(ValuesPanels, ViewWidget):
+class ValuesView(RandomValues, ValuesPanels, ViewWidget):
     """The values (and gradients) of a graph on its picture; see the module documentation.
 
     ``outputs`` is a Variable or a list of them; ``inputs`` gives every input of the graph a value,
@@ -110,6 +112,8 @@ class ValuesView(ValuesPanels, ViewWidget):
     outline = traitlets.List().tag(sync=True)
     #: True: the browser shows the outline beside the picture (message ``{"type": "text_mode", "on": bool}``).
     text_mode = traitlets.Bool(False).tag(sync=True)
+    #: The histogram asked for last (:meth:`histogram`): ``{"key", "title", "svg", "text"}`` (empty: none).
+    histogram_panel = traitlets.Dict().tag(sync=True)
 
     def __init__(
         self,
@@ -434,7 +438,9 @@ class ValuesView(ValuesPanels, ViewWidget):
                 "actions": actions + self._collapse_action(found)}
             return
         self.panel = self._apply_panel(obj) if isinstance(obj, Apply) else self._variable_panel(obj)
-        self.panel["actions"] = self._open_actions(key, obj) + self._collapse_action(found)
+        if isinstance(obj, Variable):
+            self.panel["rows"] += self._random_rows(obj)
+        self.panel["actions"] = self._open_actions(key, obj) + self._random_actions(key, obj) + self._collapse_action(found)
 
     def _clients(self, var: Variable) -> list[tuple[Any, int]]:
         return [(node, i) for node in self._order for i, inp in enumerate(node.inputs) if inp is var]
@@ -472,6 +478,7 @@ class ValuesView(ValuesPanels, ViewWidget):
         inside = [k for node in nans.origins if isinstance(node, Apply) and self._inner.key_of(node) in self._inner.keys
                   for k in self._inner.nan_origins(node)]
         self.model.add_class([k for k in inside if k in self.model.nodes], "nan-origin")
+        self.legend = LEGEND + state_legend(self.model)
         self.nan_note = self._nan_note()
         self.svg = self.show_picture("values", self.model, notes=(self.nan_note,) if self.nan_note else ())
         notes = [] if self.svg else ["Graphviz is not installed: no picture (the values and the panel still work)."]

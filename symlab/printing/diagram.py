@@ -20,6 +20,12 @@
     (:class:`~symlab.notebook.values.ValuesView` writes each value and
     gradient under its variable's name).
 
+In every style a random generator (a variable whose type ``is_generator_state``) is a gold cylinder of kind
+``generator``, a random node's outputs are labelled ``next generator`` and ``draw``, and each update of a
+compiled function (``f.maker.updates``, explicit and default) is a dashed gold ``update`` arrow from the value
+back to the shared variable it is stored into after each call (``default update`` for a shared variable's
+``default_update`` in a picture of uncompiled variables); the legend lists them when the picture has them.
+
 A diagram is its :class:`~symlab.printing.model.GraphModel` written as DOT
 (:func:`to_dot`). DOT node names are the model's stable keys (``a2`` for an
 Apply node, ``v0`` for a variable, ``op0``, ``type0``, ``g0`` for a folded
@@ -73,6 +79,7 @@ from symlab.printing.model import DEFAULT_MAX_NODES, STYLES, DrawEdge, DrawNode,
 
 __all__ = ["CLASS_STYLES", "COMPACT_COLORS", "DATAFLOW_COLORS", "STRUCTURE_COLORS", "diagram", "node_count", "to_dot"]
 __all__ += ["DEFAULT_MAX_NODES", "LEGENDS", "STYLES", "legend_label", "side_by_side"]
+__all__ += ["GENERATOR_COLORS", "UPDATE_COLOR", "legend_entries"]
 
 #: ``(border colour, fill colour)`` of each kind of object in the structure style (seed 000).
 STRUCTURE_COLORS = {
@@ -90,6 +97,10 @@ COMPACT_COLORS = {
 }
 #: Fill colours of the dataflow style: the compact style's, and white intermediate values.
 DATAFLOW_COLORS = {**COMPACT_COLORS, "variable": "#ffffff"}
+#: ``(border colour, fill colour)`` of a random generator's state, in every style: a gold cylinder (state, not data).
+GENERATOR_COLORS = ("darkgoldenrod", "#fff3bf")
+#: The colour of update arrows (dashed, from a value back to the shared variable it is stored into).
+UPDATE_COLOR = "#b8860b"
 #: The fill of summary (folded) nodes and the border of highlighted ones.
 SUMMARY_COLOR = "#f1f3f5"
 HIGHLIGHT_COLOR = "darkorange"
@@ -154,6 +165,9 @@ def _node_attrs(style: str, node: DrawNode) -> dict[str, Any]:
         return {"shape": "box", "style": "filled,dashed", "fillcolor": SUMMARY_COLOR}
     if node.kind == "cut":  # where a part of a graph is cut: the value goes on to nodes not drawn
         return {"shape": "plaintext", "fontcolor": NOTE_COLOR}
+    if node.kind == "generator":  # a random generator's state: a cylinder, whatever the style
+        color, fill = GENERATOR_COLORS
+        return {"shape": "cylinder", "style": "filled", "color": color, "fillcolor": fill}
     if style == "structure" and node.kind in STRUCTURE_COLORS:
         color, fill = STRUCTURE_COLORS[node.kind]
         return {"shape": _SHAPES[node.kind], "style": "filled", "color": color, "fillcolor": fill}
@@ -203,15 +217,32 @@ def _html(text: str) -> str:
     return html.escape(str(text), quote=True)
 
 
-def legend_label(style: str, notes: list[str]) -> str:
-    """A graph label: the colours of ``style``'s nodes, then ``notes`` (escaped), as an HTML-like table.
+#: Legend entries added when a picture draws a random generator, and when it draws an update arrow.
+GENERATOR_LEGEND = ("generator (state)", *GENERATOR_COLORS)
+UPDATE_LEGEND = ("- - update → shared", UPDATE_COLOR, "#ffffff")
+
+
+def legend_entries(model: GraphModel) -> list[tuple[str, str, str]]:
+    """The legend of ``model``: its style's entries, then a generator's and an update arrow's where it draws them."""
+    entries = list(LEGENDS[model.style])
+    if any(node.kind == "generator" for node in model.nodes.values()):
+        entries.append(GENERATOR_LEGEND)
+    if any(edge.kind == "update" for edge in model.edges):
+        entries.append(UPDATE_LEGEND)
+    return entries
+
+
+def legend_label(style: str, notes: list[str], entries: list[tuple[str, str, str]] | None = None) -> str:
+    """A graph label: the colours of ``style``'s nodes (or ``entries``), then ``notes`` (escaped), as an HTML-like
+    table.
 
     Only this module's constant texts and the escaped notes go into it.
     """
+    entries = LEGENDS[style] if entries is None else entries
     cells = "".join(f'<TD BORDER="1" COLOR="{color}" BGCOLOR="{fill}">{_html(text)}</TD>'
-                    for text, color, fill in LEGENDS[style])
+                    for text, color, fill in entries)
     rows = [f"<TR>{cells}</TR>"]
-    rows += [f'<TR><TD COLSPAN="{len(LEGENDS[style])}"><FONT COLOR="{NOTE_COLOR}">{_html(n)}</FONT></TD></TR>'
+    rows += [f'<TR><TD COLSPAN="{len(entries)}"><FONT COLOR="{NOTE_COLOR}">{_html(n)}</FONT></TD></TR>'
              for n in notes]
     return f'<<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="3" CELLPADDING="2">{"".join(rows)}</TABLE>>'
 
@@ -264,7 +295,7 @@ def to_dot(model: Any, legend: bool = False, fit: str | None = None, notes: Iter
     lines = [model.note] if model.note is not None else []
     lines += list(notes)
     if legend:
-        graph_attr.update(label=legend_label(model.style, lines), labelloc="b", fontsize="10")
+        graph_attr.update(label=legend_label(model.style, lines, legend_entries(model)), labelloc="b", fontsize="10")
     elif lines:
         graph_attr.update(label=_label("; ".join(lines)), labelloc="b", fontsize="10", fontcolor=NOTE_COLOR)
     if fit is not None:
@@ -348,6 +379,8 @@ def side_by_side(panels: list[tuple[str, str, GraphModel]], notes: Iterable[str]
 
 def _edge_attrs(edge: DrawEdge) -> dict[str, Any]:
     attrs: dict[str, Any] = {"style": "dashed"} if edge.kind == "cut" else {}
+    if edge.kind == "update":  # back to a shared variable: dashed, and not pulling the layout upside down
+        attrs.update(style="dashed", color=UPDATE_COLOR, fontcolor=UPDATE_COLOR, constraint="false")
     if edge.label:
         attrs["label"] = _label(edge.label)
     _paint(attrs, edge.classes)

@@ -27,10 +27,14 @@ from symlab.printing.subject import Subject
 STYLES = ("structure", "compact", "dataflow")
 DEFAULT_MAX_NODES = 100
 #: The kinds of drawn nodes.
-NODE_KINDS = ("apply", "variable", "input", "constant", "output", "op", "type", "group", "cut")
+#: ``generator``: a variable holding a random generator's state (its type says ``is_generator_state``), drawn apart
+#: from tensors whatever its place (an input, the next generator a draw returns, a function's update).
+NODE_KINDS = ("apply", "variable", "input", "constant", "output", "op", "type", "group", "cut", "generator")
 #: The kinds of edges: a node's input or output, a variable's owner, an Apply's op, a variable's type,
-#: the inputs of a folded group, and where a part of a graph is cut (its value goes on to nodes not drawn).
-EDGE_KINDS = ("input", "output", "owner", "op", "type", "fold", "cut", "wire")
+#: the inputs of a folded group, and where a part of a graph is cut (its value goes on to nodes not drawn);
+#: ``update``: from a value back to the shared variable a compiled function stores it into after each call (or,
+#: in a picture of uncompiled variables, the shared variable's ``default_update``).
+EDGE_KINDS = ("input", "output", "owner", "op", "type", "fold", "cut", "wire", "update")
 #: The highlight classes a node or an edge may carry (``skipped``: inside the branch an ``ifelse`` does not take).
 CLASSES = ("highlight", "created", "removed", "selected", "client", "nan-origin", "nan", "skipped")
 #: The states of a section of an open inner graph (``section_states``): a branch taken or skipped.
@@ -100,6 +104,16 @@ class DrawEdge:
     var: str | None = None
     tooltip: str | None = None
     classes: set[str] = field(default_factory=set)
+
+
+def is_generator(var: Any) -> bool:
+    """Whether ``var`` is a Variable holding a random generator's state (``type.is_generator_state``).
+
+    >>> import symlab.tensor as st
+    >>> is_generator(st.dscalar("x"))
+    False
+    """
+    return isinstance(var, Variable) and bool(getattr(var.type, "is_generator_state", False))
 
 
 def ident(obj: Any) -> Any:

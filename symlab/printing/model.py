@@ -80,6 +80,7 @@ from symlab.printing.drawing import (
 )
 from symlab.printing.folding import Fold, compact_cost, dataflow_cost, fold_graph, obj_key, structure_cost, toposort
 from symlab.printing.subject import Subject, subject_of
+from symlab.printing.update_arrows import add_updates
 
 __all__ = [
     "CLASSES",
@@ -325,6 +326,7 @@ def build_model(
         fold = fold_graph(order, leaves, outputs, max_nodes, lit, compact_cost(set()))
         CompactPainter(model, fold, keys, marks, simple=var_with_name_simple).draw(outputs, inputs)
     _count(model, order, fold)
+    add_updates(model, keys)
     mark_openable(model)
     if lines:
         _add_lines(model, lines, keys)

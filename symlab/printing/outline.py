@@ -150,8 +150,11 @@ def outline_pairs(obj: Any, style: str = "compact", *, key: Callable[[Any], str]
         return "", before
 
     pairs: list[tuple[OutlineRow, Variable]] = []
+    updates = {k: shared for k, shared in subject.updates}  # a compiled function's update roots say so
+    root = -1
     for line in debug_lines(outputs, met):
         var, node = line.var, line.var.owner
+        root += line.level == 0
         if node is None:
             row_key, also, text = key(var), [], line.label
         else:
@@ -159,6 +162,8 @@ def outline_pairs(obj: Any, style: str = "compact", *, key: Callable[[Any], str]
             row_key, also = (var_key, [node_key]) if by_variable else (node_key, [var_key])
             text = line.label if line.name is None else f"{line.name} = {line.label}"
         text = f"{_one_line(text)} [{row_key}]" + (REPEAT_MARK if line.repeat and node is not None else "")
+        if line.level == 0 and root in updates:
+            text += f" (update of {_one_line(str(updates[root]))})"
         pairs.append(({"key": row_key, "depth": line.level, "text": text, "repeat": line.repeat, "also": also}, var))
     for var in subject.inputs:  # inputs nothing uses: the pictures draw them too
         if id(var) not in seen:

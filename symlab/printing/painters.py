@@ -22,11 +22,11 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from symlab.graph.basic import Apply, Constant, Variable
-from symlab.printing.drawing import DrawNode, GraphModel, ident
+from symlab.printing.drawing import DrawNode, GraphModel, ident, is_generator
 from symlab.printing.folding import Fold
 from symlab.printing.pprint import leaf_text
 
-__all__ = ["FANOUT_LIMIT", "CompactPainter", "DataflowPainter", "Painter", "StructurePainter"]
+__all__ = ["FANOUT_LIMIT", "CompactPainter", "DataflowPainter", "Painter", "StructurePainter", "output_role"]
 
 #: An input or constant used by more drawn nodes than this is drawn once per use.
 FANOUT_LIMIT = 5
@@ -50,11 +50,31 @@ def type_text(t: Any) -> str:
     return f"{dtype} ({dims}{',' if len(shape) == 1 else ''})"
 
 
+def output_role(var: Variable) -> str | None:
+    """What an output of a node that returns a generator is: ``"next generator"`` (the state after the draw) or
+    ``"draw"`` (the numbers drawn); ``None`` for every other variable.
+
+    >>> import numpy as np, symlab
+    >>> from symlab.tensor.random.basic import normal
+    >>> rng = symlab.shared(np.random.default_rng(0), name="rng")
+    >>> x = normal(0, 1, rng=rng)
+    >>> [output_role(out) for out in x.owner.outputs], output_role(rng)
+    (['next generator', 'draw'], None)
+    """
+    node = var.owner
+    if node is None or not any(is_generator(out) for out in node.outputs):
+        return None
+    return "next generator" if is_generator(var) else "draw"
+
+
 def _var_lines(var: Variable) -> list[str]:
-    """The label of a variable box: its name or what computes it; an unnamed input says so, with its type."""
+    """The label of a variable box: its name or what computes it; an unnamed input says so, with its type.
+
+    A random draw's outputs say which they are (``next generator`` or ``draw``) under it."""
     if var.name is None and var.owner is None and not isinstance(var, Constant):
         return ["unnamed input", type_text(var.type)]
-    return [_short(_var_text(var))]
+    role = output_role(var)
+    return [_short(_var_text(var))] + ([role] if role else [])
 
 
 def _op_label(op: Any) -> list[str]:
@@ -138,6 +158,10 @@ class Painter:
         raise NotImplementedError
 
 
+def _structure_kind(var: Variable) -> str:
+    return "generator" if is_generator(var) else "variable"
+
+
 class StructurePainter(Painter):
     """The object diagram of seed 000: Apply, Variable, Op and Type boxes, one arrow per reference."""
 
@@ -166,7 +190,7 @@ class StructurePainter(Painter):
         var = self.canonical_var(var)
         if var in self.spread:
             first = self.keys(var) not in self.model.copies
-            node = DrawNode(self.copy_key(var), "variable", _var_lines(var), var, _var_tooltip(var),
+            node = DrawNode(self.copy_key(var), _structure_kind(var), _var_lines(var), var, _var_tooltip(var),
                             self.classes(var))
             key = self.model._add_copy(node, self.keys(var), var).key
             if first:  # one arrow to the type is enough
@@ -176,7 +200,7 @@ class StructurePainter(Painter):
             return self.model._where[var]
         key = self.keys(var)
         label = _var_lines(var)
-        self.model._add(DrawNode(key, "variable", label, var, _var_tooltip(var), self.classes(var)), var)
+        self.model._add(DrawNode(key, _structure_kind(var), label, var, _var_tooltip(var), self.classes(var)), var)
         if var.owner is not None:
             self.model._edge(key, self.owner_key(var.owner), "owner", "owner")
         self.model._edge(key, self.type(var.type), "type", "type")
@@ -235,7 +259,7 @@ class CompactPainter(Painter):
         return lines
 
     def leaf(self, var: Variable) -> str:
-        kind = "constant" if isinstance(var, Constant) else "input"
+        kind = "constant" if isinstance(var, Constant) else "generator" if is_generator(var) else "input"
         if var in self.spread:
             node = DrawNode(self.copy_key(var), kind, self.var_label(var), var, _var_tooltip(var), self.classes(var))
             return self.model._add_copy(node, self.keys(var), var).key
@@ -258,7 +282,10 @@ class CompactPainter(Painter):
 
     def edge_text(self, var: Variable, i: int, nin: int) -> str:
         parts = [str(i)] if nin > 1 else []
-        if var.owner is not None and len(var.owner.outputs) > 1:
+        role = output_role(var)
+        if role is not None:  # a random draw's outputs: which is the next generator, which the numbers
+            parts.append(role)
+        elif var.owner is not None and len(var.owner.outputs) > 1:
             parts.append(f"out {var.index}")
         if var.name is not None and var.owner is not None:
             parts.append(_short(var.name, 30))
@@ -284,9 +311,10 @@ class CompactPainter(Painter):
         for k, inp in self.fold.group_inputs(self.has):
             self.model._edge(self.source(inp), self.group(k), "fold")
         for k, out in enumerate(outputs):
-            node = DrawNode(f"out{k}", "output", self.var_label(out, output=k), out, _var_tooltip(out), self.classes(out))
+            kind = "generator" if is_generator(out) else "output"
+            node = DrawNode(f"out{k}", kind, self.var_label(out, output=k), out, _var_tooltip(out), self.classes(out))
             self.model._add(node)
-            self.model._edge(self.source(out), node.key, "output", index=k, **self.carried(out))
+            self.model._edge(self.source(out), node.key, "output", output_role(out) or "", index=k, **self.carried(out))
 
 
 class DataflowPainter(Painter):
@@ -301,6 +329,8 @@ class DataflowPainter(Painter):
         self.outputs: dict[Variable, int] = {}
 
     def kind(self, var: Variable) -> str:
+        if is_generator(var):
+            return "generator"
         if var.owner is None:
             return "constant" if isinstance(var, Constant) else "input"
         return "output" if var in self.outputs else "variable"
@@ -313,7 +343,8 @@ class DataflowPainter(Painter):
         if var.owner is None:
             return ["unnamed input", type_text(var.type)]
         k = self.outputs.get(var)
-        return ([f"output {k}"] if k is not None else []) + [type_text(var.type)]
+        role = output_role(var)
+        return ([f"output {k}"] if k is not None else []) + ([role] if role == "next generator" else [type_text(var.type)])
 
     def var(self, var: Variable) -> str:
         """The box of ``var`` (a new one for each use of a spread input)."""
@@ -351,7 +382,8 @@ class DataflowPainter(Painter):
             for i, tail in enumerate(tails):
                 self.model._edge(tail, key, "input", str(i) if len(tails) > 1 else "", index=i)
             for j, out in enumerate(node.outputs):
-                self.model._edge(key, self.var(out), "output", f"out {j}" if len(node.outputs) > 1 else "", index=j)
+                text = output_role(out) or (f"out {j}" if len(node.outputs) > 1 else "")
+                self.model._edge(key, self.var(out), "output", text, index=j)
         for k, inp in self.fold.group_inputs(self.has):
             self.model._edge(self.source(inp), self.group(k), "fold")
         for out in outputs:

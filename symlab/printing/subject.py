@@ -71,7 +71,10 @@ class Subject:
     of its nodes and variables (``None`` without a graph). ``highlight``
     lists the nodes the object itself points out (an Apply node: itself) and
     ``created`` the nodes a rewrite step just created (a trace's last
-    accepted step, a cursor's current step).
+    accepted step, a cursor's current step). ``updates`` lists, for a compiled function, each update as
+    ``(k, shared)``: the function stores ``outputs[k]`` (its graph's output ``k``, after the function's own
+    outputs) into ``shared`` (the graph's input for that shared variable) after each call, explicit updates
+    and default updates (a ``RandomStream``'s generators) alike.
     """
 
     kind: str
@@ -82,6 +85,7 @@ class Subject:
     key: Callable[[Any], str] | None = None
     highlight: tuple[Any, ...] = ()
     created: tuple[Apply, ...] = ()
+    updates: tuple[tuple[int, Variable], ...] = ()
 
     @property
     def is_graph(self) -> bool:
@@ -193,12 +197,34 @@ def _classify_holder(obj: Any) -> Subject | None:
     kind = graph_holder_kind(obj)
     if kind == "function":
         fgraph = obj.maker.fgraph
-        return _of_graph("function", obj, fgraph, fgraph.key)
+        return _of_graph("function", obj, fgraph, fgraph.key, updates=function_updates(obj))
     if kind == "trace":
         return _of_graph("trace", obj, obj.fgraph, obj.key, created=_trace_created(obj))
     if kind == "cursor":
         return _of_graph("cursor", obj, obj.fgraph, obj.key, created=_cursor_created(obj))
     return None
+
+
+def function_updates(function: Any) -> tuple[tuple[int, Variable], ...]:
+    """``(k, shared)`` for each update of a compiled ``function``: its graph's output ``k`` is stored into the graph's
+    input ``shared`` after each call (``f.maker.updates``, explicit and default alike), in the maker's order.
+
+    >>> import numpy as np, symlab
+    >>> import symlab.tensor as st
+    >>> w = symlab.shared(np.zeros(2), name="w")
+    >>> f = symlab.function([], w.sum(), updates={w: w + 1.0}, mode="NUMPY")
+    >>> [(k, str(shared)) for k, shared in function_updates(f)]
+    [(1, 'w')]
+    """
+    maker = function.maker
+    inputs = {id(getattr(v, "container", None)): v for v in maker.fgraph.inputs if hasattr(v, "container")}
+    first = len(maker.outputs)
+    found = []
+    for j, (container, _type) in enumerate(maker.update_targets):
+        shared = inputs.get(id(container))
+        if shared is not None and first + j < len(maker.fgraph.outputs):
+            found.append((first + j, shared))
+    return tuple(found)
 
 
 def kind_of(obj: Any) -> str | None:

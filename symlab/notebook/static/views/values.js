@@ -21,9 +21,27 @@ function renderValuesView({ model, el: host }) {
   const details = el("div", "sl-details");
   details.setAttribute("aria-live", "polite");
   const legend = el("div", "sl-legend");
+  // A histogram of many draws of a random draw, when asked for: Python's SVG, parsed safely; its words as text.
+  const histogram = el("div", "sl-histogram-panel");
+  histogram.setAttribute("aria-live", "polite");
+  let histogramShown = null;
+  const showHistogram = (found) => {
+    const stamp = JSON.stringify(found || {});
+    if (stamp === histogramShown) return;
+    histogramShown = stamp;
+    histogram.replaceChildren();
+    histogram.hidden = !(found && found.svg);
+    if (histogram.hidden) return;
+    histogram.dataset.key = found.key || "";
+    const svg = parseSvg(found.svg);
+    if (svg) histogram.append(svg);
+    const words = el("pre", "sl-histogram-text", found.text || "");
+    words.hidden = !!svg; // the picture when it parsed, else its text
+    histogram.append(words);
+  };
 
   const pick = (key, kind) => {
-    if (kind === "expand" || kind === "collapse") send({ type: kind, key });
+    if (kind === "expand" || kind === "collapse" || kind === "histogram") send({ type: kind, key });
     else send({ type: "select", key });
   };
   const picture = new Picture(model, (key, kind) => pick(key, kind)); // kind: a node's inner-graph button
@@ -116,13 +134,14 @@ function renderValuesView({ model, el: host }) {
   };
 
   body.append(picture.root, text.root, details);
-  root.append(caption, nanNote, controls, toolbar, notice, body, legend);
+  root.append(caption, nanNote, controls, toolbar, notice, body, histogram, legend);
   host.append(root);
 
   const update = () => {
     picture.update(model.get("svg"));
     picture.mark(model.get("marks"));
     renderDetails(details, model.get("panel"), pick);
+    showHistogram(model.get("histogram_panel"));
     text.update();
     caption.textContent = model.get("caption") || "";
     nanNote.textContent = model.get("nan_note") || "";
