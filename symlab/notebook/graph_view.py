@@ -58,6 +58,7 @@ from typing import Any
 import traitlets
 
 from symlab.graph.basic import Apply, Variable
+from symlab.graph.sharedvalue import SharedVariable
 from symlab.notebook.details import describe, kind_of, title_of
 from symlab.notebook.folds import VIEW_MAX_NODES, Folds
 from symlab.notebook.inner_nodes import InnerGraphs
@@ -226,6 +227,11 @@ class GraphView(InnerGraphView, ViewWidget):
                 key = self.model.key_of(obj)
             except KeyError:
                 key = None
+        if key is None and isinstance(obj, SharedVariable):
+            # A compiled function's graph holds a copy of each shared variable, on the same container: yours.
+            twin = next((i for i in self._subject.inputs if isinstance(i, SharedVariable)
+                         and i.container is obj.container), None)
+            key = None if twin is None else self._full_key(twin)
         if key is None:
             raise ValueError(f"GraphView: {obj!r} ({type(obj).__name__}) is not part of the graph this view shows")
         return key

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from symlab.graph.basic import Apply, Constant, Variable
+from symlab.graph.sharedvalue import SharedVariable
 from symlab.printing.drawing import DrawNode, GraphModel, ident, is_generator
 from symlab.printing.folding import Fold
 from symlab.printing.pprint import leaf_text
@@ -67,12 +68,18 @@ def output_role(var: Variable) -> str | None:
     return "next generator" if is_generator(var) else "draw"
 
 
+def _unnamed_input(var: Variable) -> list[str]:
+    """The label of an input without a name: a shared variable (a stream's generator) says it is one."""
+    kind = "unnamed shared variable" if isinstance(var, SharedVariable) else "unnamed input"
+    return [kind, type_text(var.type)]
+
+
 def _var_lines(var: Variable) -> list[str]:
     """The label of a variable box: its name or what computes it; an unnamed input says so, with its type.
 
     A random draw's outputs say which they are (``next generator`` or ``draw``) under it."""
     if var.name is None and var.owner is None and not isinstance(var, Constant):
-        return ["unnamed input", type_text(var.type)]
+        return _unnamed_input(var)
     role = output_role(var)
     return [_short(_var_text(var))] + ([role] if role else [])
 
@@ -250,7 +257,7 @@ class CompactPainter(Painter):
         elif output is not None:  # an unnamed result: say which, and what it holds
             return [f"output {output}", type_text(var.type)]
         elif var.owner is None:
-            return ["unnamed input", type_text(var.type)]
+            return _unnamed_input(var)
         else:
             main = repr(var.type)
         lines = [_short(main)]
@@ -341,7 +348,7 @@ class DataflowPainter(Painter):
         if isinstance(var, Constant):
             return [_short(_var_text(var))]
         if var.owner is None:
-            return ["unnamed input", type_text(var.type)]
+            return _unnamed_input(var)
         k = self.outputs.get(var)
         role = output_role(var)
         return ([f"output {k}"] if k is not None else []) + ([role] if role == "next generator" else [type_text(var.type)])
