@@ -29,6 +29,7 @@ x: 2000 draws of normal, mean 0.9201, std 1.969
 
 from __future__ import annotations
 
+import base64
 import html
 import math
 from collections.abc import Mapping
@@ -38,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from symlab.graph.basic import Apply, Variable
+from symlab.notebook.bar_png import bars_png
 from symlab.notebook.value_text import describe, number_text
 from symlab.printing.drawing import is_generator
 
@@ -143,8 +145,17 @@ class Histogram:
     def __repr__(self) -> str:
         return f"<Histogram {self.heading()}>"
 
+    def png(self) -> bytes:
+        """The bars as a PNG (no text): what a notebook shows where it hides SVG (untrusted)."""
+        most = max(int(self.counts.max()), 1)
+        lo, hi = float(self.edges[0]), float(self.edges[-1])
+        mean = (self.mean - lo) / (hi - lo) if hi > lo else None
+        return bars_png([int(c) / most for c in self.counts], mean=mean)
+
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        return {"text/plain": self.text(), "text/markdown": self.markdown(), "image/svg+xml": self.svg()}
+        # No Markdown here: JupyterLab ranks it above SVG, and the picture would give way to the text.
+        return {"text/plain": self.text(), "image/svg+xml": self.svg(),
+                "image/png": base64.b64encode(self.png()).decode("ascii")}
 
 
 def _parameters(node: Apply, inputs: Mapping[Variable, Any], known: Mapping[Variable, Any] | None,

@@ -276,3 +276,42 @@ def test_a_dropout_mlp_training_step_views_at_real_size_with_every_update_arrow(
               f"inspector + select {inspected - rendered:.3f} s")
     view.close()
     inspector.close()
+
+
+def _decode_png(png: bytes) -> np.ndarray:
+    """The RGB pixels of a PNG written by symlab.notebook.bar_png (8-bit RGB, filter 0 on every row)."""
+    import struct
+    import zlib
+
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    pos, chunks = 8, {}
+    while pos < len(png):
+        (length,) = struct.unpack(">I", png[pos:pos + 4])
+        kind, data = png[pos + 4:pos + 8], png[pos + 8:pos + 8 + length]
+        assert struct.unpack(">I", png[pos + 8 + length:pos + 12 + length])[0] == zlib.crc32(kind + data)
+        chunks.setdefault(kind, b"")
+        chunks[kind] += data
+        pos += 12 + length
+    width, height, depth, colour = struct.unpack(">IIBB", chunks[b"IHDR"][:10])
+    assert (depth, colour) == (8, 2)
+    rows = np.frombuffer(zlib.decompress(chunks[b"IDAT"]), dtype=np.uint8).reshape(height, 1 + 3 * width)
+    assert not rows[:, 0].any()
+    return rows[:, 1:].reshape(height, width, 3)
+
+
+def test_the_histogram_display_stores_a_png_whose_bars_follow_the_counts_for_untrusted_notebooks():
+    import base64
+
+    rng = symlab.shared(np.random.default_rng(5), name="rng")
+    x = normal(0.0, 1.0, size=4, rng=rng)
+    h = histogram(x, draws=500, bins=12)
+    bundle = h._repr_mimebundle_()
+    assert set(bundle) == {"text/plain", "image/svg+xml", "image/png"}  # no Markdown: it would outrank the SVG
+    pixels = _decode_png(base64.b64decode(bundle["image/png"]))
+    assert pixels.shape == (110, 360, 3)
+    blue = np.all(pixels == (0x4C, 0x6E, 0xF5), axis=2)
+    plot_w, plot_h = 360 - 16, 110 - 16
+    tallest = int(h.counts.max())
+    for k, count in enumerate(h.counts):  # each bar's middle column is as tall as its count says
+        column = 8 + round((k + 0.5) * plot_w / len(h.counts))
+        assert int(blue[:, column].sum()) == round(plot_h * int(count) / tallest)
