@@ -67,18 +67,10 @@ from symlab.tensor.random.multivariate import (
     multivariate_normal,
     permutation,
 )
-from symlab.tensor.random.op import RandomVariable, known_values, normalize_size_param
+from symlab.tensor.random.op import RandomVariable, normalize_size_param
 from symlab.tensor.random.parameters import at_least, not_above, refuse_values
 from symlab.tensor.reduction import sum as tensor_sum
 from symlab.tensor.shape_of import specify_shape
-
-
-def refuse_below(op: RandomVariable, params: Sequence[Variable], index: int, what: str, low: float,
-                 strict: bool = False) -> None:
-    """Refuse a constant parameter ``index`` (called ``what``) below ``low`` (or equal to it, ``strict``)."""
-    data = known_values(params[index])
-    if data is not None:
-        refuse_values(op, what, data, data <= low if strict else data < low, f"{'>' if strict else '>='} {low:g}")
 
 
 def _broadcast_size(size: tuple[int, ...] | None, *params: np.ndarray) -> tuple[int, ...]:
