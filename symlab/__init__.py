@@ -37,6 +37,7 @@ _LAZY = {
     "get_mode": ("symlab.compile", "get_mode"),
     "sparse": ("symlab.sparse", None),
     "OpFromGraph": ("symlab.compile.builders", "OpFromGraph"),
+    "scan": ("symlab.scan", None),
 }
 
 

@@ -38,6 +38,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("gradient", "rewriting"),
     ("ifelse",),  # symlab.ifelse (PyTensor's path): tensor ops, their gradients and rewrites
     ("compile",),
+    ("scan",),  # symlab.scan (PyTensor's path): the loop op, its gradient, kernel and rewrites (registered upward)
     ("printing", "formats"),
     ("notebook",),
     ("gof", "sandbox", "symlab"),  # the facades: Theano's old module names (gof, sandbox.rng_mrg), and the package's root

@@ -23,6 +23,8 @@ TypeError: shared variable w: cannot set a value of dtype float64, ndim 2 and sh
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -106,6 +108,8 @@ class SharedVariable(Variable):
             self.set_value(value, borrow=False)
         else:
             self.container = container
+        for collected in _COLLECTORS:
+            collected.append(self)
 
     def get_value(self, borrow: bool = False, return_internal_type: bool = False) -> Any:
         """The current value: a copy, or the stored object itself with ``borrow=True``.
@@ -156,4 +160,29 @@ class SharedVariable(Variable):
         return self.name if self.name is not None else f"<shared {self.type}>"
 
 
-__all__ = ["Container", "SharedVariable", "describe_value"]
+#: The lists :func:`collect_new_shareds` is filling (a stack: collections nest).
+_COLLECTORS: list[list[SharedVariable]] = []
+
+
+@contextmanager
+def collect_new_shareds() -> Iterator[list[SharedVariable]]:
+    """Collect every shared variable made (clones included) while the ``with`` block runs.
+
+    ``scan`` uses it to find the shared variables its body made (a ``RandomStream`` draw makes one), whose
+    ``default_update`` becomes an update of the loop.
+
+    >>> from symlab.tensor.type import TensorType
+    >>> with collect_new_shareds() as made:
+    ...     w = SharedVariable(TensorType("float64", (None,)), np.zeros(2), name="w")
+    >>> made == [w]
+    True
+    """
+    collected: list[SharedVariable] = []
+    _COLLECTORS.append(collected)
+    try:
+        yield collected
+    finally:
+        _COLLECTORS.remove(collected)
+
+
+__all__ = ["Container", "SharedVariable", "collect_new_shareds", "describe_value"]
