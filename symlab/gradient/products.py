@@ -123,6 +123,8 @@ def pullback(
 def _node_pushforward_by_pullback(node: Any, points: list[Variable | None]) -> list[Variable | None]:
     """The pushforward of one node whose op has no ``R_op``, through its gradient (two pullbacks)."""
     outputs = [o for o in node.outputs if str(getattr(o.type, "dtype", "")).startswith(("float", "complex"))]
+    if not outputs:  # an integer result (a shape, an index) has no tangent
+        return [None] * len(node.outputs)
     dummies = {o: o.type() for o in outputs}
     moving = [(i, p) for i, p in zip(node.inputs, points, strict=True) if p is not None]
     try:

@@ -25,7 +25,6 @@ from symlab.graph.traversal import ancestors, clone_replace, io_toposort
 from symlab.tensor.basic import as_tensor_variable, cast, constant
 from symlab.tensor.joining import stack
 from symlab.tensor.math import second
-from symlab.tensor.shape_of import specify_shape
 from symlab.tensor.type import TensorType
 
 
@@ -234,40 +233,143 @@ def Rop(f: Variable, wrt: Variable | Sequence[Variable], eval_points: Any) -> Va
     return clone_replace(jvp, {u: zeros_like_gradient(f)})
 
 
-def jacobian(expression: Variable, wrt: Variable | Sequence[Variable]) -> Variable | list[Variable]:
-    """The Jacobian of a vector (or scalar) ``expression`` with respect to ``wrt``.
+def jacobian(
+    expression: Variable,
+    wrt: Variable | Sequence[Variable],
+    consider_constant: Sequence[Variable] | None = None,
+    disconnected_inputs: str = "raise",
+    vectorize: bool = False,
+) -> Variable | list[Variable]:
+    """The Jacobian of ``expression`` with respect to ``wrt``: shape ``expression.shape + wrt.shape``.
 
-    Rows are unrolled one gradient per element, so the expression's length
-    must be known statically (a scalar has one row).
+    A scalar expression gives its gradient. Otherwise one gradient per element of the flattened
+    expression: when its number of elements is known statically the rows are unrolled (one
+    ``grad`` each, which reads as the textbook definition); when it is known only at run time they
+    are the iterations of a loop over ``arange(expression.size)`` (``symlab.scan``, as PyTensor
+    builds it); ``vectorize=True`` computes all rows at once instead, the gradient of the
+    expression against each row of an identity matrix (``vectorize_graph``).
+    ``consider_constant`` and ``disconnected_inputs`` go to each ``grad`` (PyTensor's signature).
+
+    >>> import numpy as np
+    >>> import symlab.tensor as st
+    >>> x = st.dvector("x")
+    >>> jacobian(x ** 2, x).eval({x: np.array([1.0, 2.0])}).tolist()
+    [[2.0, 0.0], [0.0, 4.0]]
     """
+    if not isinstance(expression, Variable) or not isinstance(expression.type, TensorType):
+        raise TypeError(f"jacobian: expression must be a tensor variable, received {expression!r:.60}")
     single = isinstance(wrt, Variable)
     wrt_list = [wrt] if single else list(wrt)
+    grad_kwargs: dict[str, Any] = {"consider_constant": consider_constant, "disconnected_inputs": disconnected_inputs}
     if expression.ndim == 0:
-        return grad(expression, wrt, disconnected_inputs="ignore")
+        result = grad(expression, wrt_list, **grad_kwargs)
+        return result[0] if single else result
+    flat = expression.flatten() if expression.ndim != 1 else expression
+    size = flat.type.shape[0]
+    if vectorize:
+        result = _jacobian_vectorized(flat, wrt_list, grad_kwargs)
+    elif size is not None:
+        rows = [grad(flat[i], wrt_list, **grad_kwargs) for i in range(size)]
+        result = [stack([row[k] for row in rows]) if rows else _empty_rows(w) for k, w in enumerate(wrt_list)]
+    else:
+        from symlab.tensor.alloc import arange
+
+        def row(i: Variable, y: Variable, *ws: Variable) -> list[Variable]:
+            return grad(y[i], list(ws), **grad_kwargs)
+
+        result = loop_builder()(row, sequences=arange(flat.shape[0]), non_sequences=[flat, *wrt_list],
+                                return_list=True, return_updates=False, name="jacobian")
     if expression.ndim != 1:
-        raise TypeError(f"jacobian: expression must be a vector or a scalar, received {expression.type}")
-    n = expression.type.shape[0]
-    if n is None:
-        raise ValueError(
-            f"jacobian: the length of {expression} ({expression.type}) is not known statically; "
-            "use symlab.tensor.specify_shape to give it"
-        )
-    rows = [grad(expression[i], wrt_list, disconnected_inputs="ignore") for i in range(n)]
-    result = [stack([row[k] for row in rows]) for k in range(len(wrt_list))]
+        from symlab.tensor.shape import reshape
+
+        result = [reshape(r, [*(expression.shape[a] for a in range(expression.ndim)),
+                              *(w.shape[a] for a in range(w.ndim))], ndim=expression.ndim + w.ndim)
+                  for r, w in zip(result, wrt_list)]
     return result[0] if single else result
 
 
-def hessian(cost: Variable, wrt: Variable | Sequence[Variable]) -> Variable | list[Variable]:
-    """The Hessian of a scalar ``cost`` with respect to vector(s) ``wrt``."""
+def _empty_rows(w: Variable) -> Variable:
+    from symlab.tensor.alloc import zeros
+
+    return zeros([0, *(w.shape[a] for a in range(w.ndim))], dtype=w.dtype if not _is_discrete(w) else "float64")
+
+
+def _jacobian_vectorized(flat: Variable, wrt_list: list[Variable], grad_kwargs: dict[str, Any]) -> list[Variable]:
+    """Every row at once: the pullback of one row of the identity, the graph batched over all its rows."""
+    from symlab.graph.replace import vectorize_graph
+    from symlab.tensor.alloc import eye
+
+    dtype = "float64" if _is_discrete(flat) else flat.dtype
+    row_tangent = TensorType(dtype, (None,))("row_tangent")
+    rows = grad(None, wrt_list, known_grads={flat: row_tangent}, consider_constant=grad_kwargs["consider_constant"],
+                disconnected_inputs=grad_kwargs["disconnected_inputs"])
+    batched = vectorize_graph(rows, {row_tangent: eye(flat.shape[0], dtype=dtype)})
+    out = []
+    for single_row, matrix, w in zip(rows, batched, wrt_list):
+        if matrix.ndim == single_row.ndim:  # the row does not depend on the tangent (a disconnected input): zeros
+            from symlab.tensor.alloc import zeros
+
+            matrix = zeros([flat.shape[0], *(w.shape[a] for a in range(w.ndim))], dtype=matrix.dtype) + matrix
+        out.append(matrix)
+    return out
+
+
+def hessian(
+    cost: Variable,
+    wrt: Variable | Sequence[Variable],
+    consider_constant: Sequence[Variable] | None = None,
+    disconnected_inputs: str = "raise",
+) -> Variable | list[Variable]:
+    """The Hessian of a scalar ``cost`` with respect to vector(s) ``wrt``: the Jacobian of the gradient.
+
+    A vector whose length is known only at run time gets it through a loop (see :func:`jacobian`).
+
+    >>> import numpy as np
+    >>> import symlab.tensor as st
+    >>> x = st.dvector("x")
+    >>> hessian((x ** 3).sum(), x).eval({x: np.array([1.0, 2.0])}).tolist()
+    [[6.0, 0.0], [0.0, 12.0]]
+    """
+    if not isinstance(cost, Variable) or not isinstance(cost.type, TensorType) or cost.type.ndim != 0:
+        raise TypeError(f"hessian: cost must be a scalar (0-d) tensor variable, received {cost!r:.60}")
     single = isinstance(wrt, Variable)
     wrt_list = [wrt] if single else list(wrt)
     result = []
-    for w in wrt_list:
-        g = grad(cost, w)
-        if w.ndim == 1 and w.type.shape[0] is None:
-            raise ValueError(
-                f"hessian: the length of {w} ({w.type}) is not known statically; give it with "
-                f"{specify_shape.__module__}.specify_shape"
-            )
-        result.append(jacobian(g, w))
+    for k, w in enumerate(wrt_list):
+        if not isinstance(w, Variable) or not isinstance(w.type, TensorType) or w.ndim != 1:
+            raise TypeError(f"hessian: wrt[{k}] must be a vector (1-d tensor variable), received {w!r:.60}")
+        g = grad(cost, w, consider_constant=consider_constant, disconnected_inputs=disconnected_inputs)
+        result.append(jacobian(g, w, consider_constant=consider_constant, disconnected_inputs=disconnected_inputs))
     return result[0] if single else result
+
+
+# -- the loop builder (jacobian of an expression whose length is known only at run time) ---------------
+# ``symlab.scan`` lives above this layer: this module owns the registry and the loop package fills it
+# (``register_loop_builder(scan)`` on its import); the root package registers a loader importing it, run
+# the first time a loop is asked for, so that ``import symlab`` does not load the loop package.
+_LOOP_BUILDER: list[Any] = []
+_LOOP_LOADERS: list[Any] = []
+
+
+def register_loop_builder(build: Any) -> None:
+    """Make ``build`` (with ``symlab.scan``'s signature) the function this layer builds loops with."""
+    _LOOP_BUILDER[:] = [build]
+
+
+def register_loop_loader(load: Any) -> None:
+    """Have ``load()`` (which imports the module calling :func:`register_loop_builder`) run when a loop is needed."""
+    _LOOP_LOADERS.append(load)
+
+
+def loop_builder() -> Any:
+    """The registered loop builder (``symlab.scan``), after running the loaders not run yet.
+
+    >>> import symlab  # registers the loader
+    >>> loop_builder().__module__
+    'symlab.scan.basic'
+    """
+    while not _LOOP_BUILDER and _LOOP_LOADERS:
+        _LOOP_LOADERS.pop(0)()
+    if not _LOOP_BUILDER:
+        raise RuntimeError("jacobian: no loop builder is registered; import symlab.scan (it registers its scan)")
+    return _LOOP_BUILDER[0]

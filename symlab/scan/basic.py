@@ -91,15 +91,16 @@ def scan(
         low, high = min(min(taps), 0), max(max(taps), 0)
         for tap in taps:
             start, stop = tap - low, (tap - high) or None
-            shifted = x[start:stop]
+            shifted = x if start == 0 and stop is None else x[start:stop]
             if go_backwards:
                 shifted = shifted[::-1]
             outer_seqs.append(shifted)
             entry = x.type.clone(shape=x.type.shape[1:])() if isinstance(x.type, TensorType) else x.type()
             label = _tap_label(x.name or f"seq{len(inner_seqs)}", tap)
-            entry.name = label if x.name is not None else None
+            entry.name = label
             inner_seqs.append(entry)
             in_labels.append(label)
+    cut = steps is not None or len(outer_seqs) > 1  # one sequence alone sets the number of steps: no cut
     if steps is None:
         if not outer_seqs:
             raise ValueError(f"{where}: give n_steps or at least one sequence, so that the loop knows how many "
@@ -109,7 +110,8 @@ def scan(
         steps = outer_seqs[0].shape[0]
         for s in outer_seqs[1:]:
             steps = st.minimum(steps, s.shape[0])
-    outer_seqs = [s[:steps] for s in outer_seqs]
+    if cut:
+        outer_seqs = [s[:steps] for s in outer_seqs]
 
     # -- states -----------------------------------------------------------------------------------------
     import symlab.tensor as st
@@ -125,11 +127,11 @@ def scan(
             entry_type = init.type.clone(shape=init.type.shape[1:]) if stacked else init.type
         else:
             entry_type = init.type
-        base = init.name or f"state{k}"
+        base = init.name or f"out{k}"
         made = []
         for tap in taps:
             v = entry_type()
-            v.name = _tap_label(base, tap) if init.name is not None else None
+            v.name = _tap_label(base, tap)
             made.append(v)
         inner_states.append(made)
 

@@ -145,6 +145,7 @@ class Scan(HasInnerGraph, Op):
     def clone_with_inner_graph(self, fgraph: FunctionGraph, info: ScanInfo | None = None, **changes: Any) -> Scan:
         """A copy of this op whose body is ``fgraph`` (and layout ``info``, labels or name from ``changes``)."""
         new = copy.copy(self)
+        new.__dict__.pop("_rewritten_ops", None)  # scan_inner_graph's copies of this op: not of the new one
         new._fgraph = fgraph
         if info is not None:
             new.info = info
@@ -433,11 +434,11 @@ class Scan(HasInnerGraph, Op):
             total = window + steps
             keep = total if info.kept[j] is None else min(info.kept[j], total)
             results.append(_ring_tail(buf, size, total, keep))
+        entry_shapes = self._entry_shapes_without_iterations(inputs) if info.n_mapped and steps == 0 else None
         for k in range(info.n_mapped):
             out_type = self._fgraph.outputs[info.n_states + k].type
-            if mapped[k] is None:  # no iteration ran: an empty stack (unknown dimensions are 0)
-                shape = tuple(0 if d is None else d for d in out_type.shape)
-                results.append(np.empty((0, *shape), dtype=out_type.dtype))
+            if mapped[k] is None:  # no iteration ran: an empty stack of entries of the body's shape
+                results.append(np.empty((0, *entry_shapes[k]), dtype=out_type.dtype))
                 continue
             keep = steps if info.kept[info.n_states + k] is None else min(info.kept[info.n_states + k], steps)
             results.append(_ring_tail(mapped[k], mapped_size[k], steps, keep))
@@ -445,6 +446,30 @@ class Scan(HasInnerGraph, Op):
         for value in carried:
             results.append(copy_value(value) if id(value) in given or isinstance(value, np.ndarray) else value)
         return results
+
+    def _entry_shapes_without_iterations(self, inputs: list[Any]) -> list[tuple[int, ...]]:
+        """The shape of each mapped output's entry when no iteration runs (the stack is empty, its entries not).
+
+        The body runs once on stand-ins of the right shapes (zeros for the sequences' entries, the initial
+        windows' last entries, the carried and non-sequence values); what it returns is discarded. A body that
+        fails on the stand-ins gives the shapes its types know, unknown lengths 0.
+        """
+        info, fg = self.info, self._fgraph
+        o = info.outer_slices()
+        args = [np.zeros(np.shape(seq)[1:], dtype=np.asarray(seq).dtype) for seq in inputs[o["seqs"]]]
+        for init, taps in zip(inputs[o["states"]], info.state_taps):
+            init = np.asarray(init)
+            entry = init[-1] if len(init) else np.zeros(init.shape[1:], dtype=init.dtype)
+            args.extend(entry for _ in taps)
+        args.extend(inputs[o["untraced"]])
+        args.extend(inputs[o["non_seqs"]])
+        mapped = fg.outputs[info.output_slices()["mapped"]]
+        try:
+            with self._runner_lock, np.errstate(all="ignore"):
+                outs = self._numpy_runner()(args)
+            return [np.shape(outs[info.n_states + k]) for k in range(info.n_mapped)]
+        except Exception:  # noqa: BLE001 - the stand-ins are not real values: fall back on the types
+            return [tuple(0 if d is None else d for d in out.type.shape) for out in mapped]
 
     # -- shapes ---------------------------------------------------------------------------------------------
     def infer_shape(self, fgraph: Any, node: Apply, input_shapes: Sequence[Sequence[Variable]]) -> list:

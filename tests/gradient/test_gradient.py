@@ -141,8 +141,41 @@ def test_jacobian_and_hessian():
     expected_h = np.diag(6 * xv)
     expected_h[0, 1] = expected_h[1, 0] = 1.0
     np.testing.assert_allclose(h.eval({x: xv}), expected_h)
-    with pytest.raises(ValueError, match="not known statically"):
+    with pytest.raises(ValueError, match="does not depend on w"):
         jacobian(T.dvector("v") * 2.0, T.dvector("w"))
+
+
+def test_jacobian_forms_agree_unrolled_looped_and_vectorized():
+    """A static length unrolls; an unknown one loops (symlab.scan); vectorize=True batches; a matrix
+    expression's Jacobian has its shape followed by wrt's; hessian of an unknown length loops too."""
+    from symlab.gradient import hessian, jacobian
+
+    xv = np.array([0.5, -1.0, 2.0])
+    expected = np.diag(np.exp(xv)) * xv[0]
+    expected[:, 0] += np.exp(xv)
+    x_static, x = T.tensor("float64", shape=(3,), name="xs"), T.dvector("x")
+    forms = {
+        "unrolled": (x_static, jacobian(T.exp(x_static) * x_static[0], x_static)),
+        "looped": (x, jacobian(T.exp(x) * x[0], x)),
+    }
+    for label, (var, j) in forms.items():
+        np.testing.assert_allclose(j.eval({var: xv}), expected, err_msg=label)
+    # vectorize=True batches the gradient graph (its ops need batched forms: no indexing here)
+    vectorized = jacobian(T.exp(x) * x.sum(), x, vectorize=True).eval({x: xv})
+    np.testing.assert_allclose(vectorized, np.diag(np.exp(xv)) * xv.sum() + np.exp(xv)[:, None])
+    assert str(forms["looped"][1].owner.op) == "Scan{jacobian}"
+    m = T.dmatrix("m")
+    mv = np.arange(6.0).reshape(2, 3)
+    jm = jacobian(m ** 2, m).eval({m: mv})
+    assert jm.shape == (2, 3, 2, 3)
+    np.testing.assert_allclose(jm.reshape(6, 6), np.diag(2 * mv.ravel()))
+    h = hessian((x ** 3).sum() + x[0] * x[1], x)
+    expected_h = np.diag(6 * xv)
+    expected_h[0, 1] = expected_h[1, 0] = 1.0
+    np.testing.assert_allclose(h.eval({x: xv}), expected_h)
+    w = T.dvector("w")
+    zeros = jacobian(x * 2.0, [x, w], disconnected_inputs="ignore")[1].eval({x: xv, w: np.ones(2)})
+    np.testing.assert_array_equal(zeros, np.zeros((3, 2)))
 
 
 def test_grad_of_a_composite_model_against_finite_differences():
