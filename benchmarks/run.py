@@ -274,6 +274,10 @@ def target_list(summary: dict[str, Any]) -> list[Target]:
         out.append(Target(f"steady call <= 0.6x NumPy: {n}", get(n, "ratio_numpy"), 0.6, workloads=(n,)))
     for n in (n for n in names if group[n] == "random" and n.startswith("normal")):  # issue 33
         out.append(Target(f"draws within 1.2x NumPy's own Generator: {n}", get(n, "ratio_numpy"), 1.2, workloads=(n,)))
+    for n in (n for n in names if group[n] == "scan"):  # issue 34: loops against PyTensor's Numba scan and a NumPy loop
+        call = lambda system, n=n: _ratio(_get(summary, n, system, "call"), _get(summary, n, "pytensor", "call"))
+        out.append(Target(f"steady call <= PyTensor's: {n}", call, 1.0, "x", (n,), True))
+        out.append(Target(f"a step <= 2x the NumPy loop's: {n}", get(n, "ratio_numpy"), 2.0, workloads=(n,)))
     for n in (n for n in names if group[n] in "abcd"):
         out.append(Target(f"function() returns, warm < 0.15 s: {n}", get(n, "warm_returned"), 0.15, "s", (n,)))
     for n in (n for n in names if group[n] in "abcd"):  # issue 8's "cold compile <= 1/3 PyTensor's", as waited

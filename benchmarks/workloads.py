@@ -768,7 +768,21 @@ def all_workloads() -> dict[str, Workload]:
     dropout = dropout_mlp_workload()
     dropout.probe = dropout.data
     ws += [normals, dropout]
+    ws += _scan_group().scan_workloads(Workload)  # issue 34
     return {w.name: w for w in ws}
+
+
+def _scan_group() -> Any:
+    """``benchmarks/workloads_scan.py``, the loop workloads (issue 34), imported from this module's folder."""
+    import sys
+    from pathlib import Path
+
+    here = str(Path(__file__).resolve().parent)
+    if here not in sys.path:
+        sys.path.insert(0, here)
+    import workloads_scan
+
+    return workloads_scan
 
 
 def small_workloads() -> dict[str, Workload]:
@@ -787,6 +801,7 @@ def small_workloads() -> dict[str, Workload]:
         normals_workload(1000),
         dropout_mlp_workload(batch=6, n_in=12, n_hidden=8, n_out=3),
     ]
+    ws += _scan_group().scan_workloads(Workload, small=True)
     return {w.name: w for w in ws}
 
 

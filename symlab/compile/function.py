@@ -376,8 +376,12 @@ class Function(Displayable):
                 return plain(*args)
             except (TypeError, ValueError) as err:
                 if len(args) == len(self._filters) and not self._inputs_fail_to_filter(args):
+                    self._locate_on_numpy(err, args)
                     self._add_call_note(err, args)  # raised while computing: say what the call gave
                     raise
+            except Exception as err:
+                self._locate_on_numpy(err, args)
+                raise
             # a bad input value or a wrong number of them: the full path below raises the error that says so
         profile = self._profile_record
         if profile is not None:
@@ -401,7 +405,11 @@ class Function(Displayable):
         try:
             results = self._runner(values)
         except (TypeError, ValueError) as err:
+            self._locate_on_numpy(err, values[: len(self._filters)])
             self._add_call_note(err, values)
+            raise
+        except Exception as err:
+            self._locate_on_numpy(err, values[: len(self._filters)])
             raise
         if self._updates:
             if profile is not None:
@@ -517,6 +525,35 @@ class Function(Displayable):
     def dprint(self, **kwargs: Any) -> Any:
         """Print the optimized graph with each node's position in the execution order."""
         return print_text(self, **kwargs)
+
+    def _locate_on_numpy(self, err: BaseException, args: Any) -> None:
+        """On an error the machine code raised, re-run the call on the NumPy tier, which names the node that
+        failed (and a loop's iteration: compiled code cannot say which), and add what it says to ``err``.
+
+        Only when the call can be re-run as it was: no input the graph may overwrite (a mutable input, a
+        generator drawn in place), and the NumPy tier raising the same kind of error.
+        """
+        if self.tier != "machine code":
+            return
+        if any(note.startswith("symlab: raised by node") for note in getattr(err, "__notes__", ())):
+            return
+        maker = self.maker
+        if any(i.mutable for i in maker.inputs) or any(getattr(s.type, "is_generator_state", False)
+                                                       for s, _ in maker.updates):
+            return
+        from symlab.compile.linker_numpy import NumpyRunner
+
+        try:
+            values = [filt(v, strict=strict, allow_downcast=downcast)
+                      for (filt, strict, downcast, _), v in zip(self._filters, args)]
+            values += [c.value for c in self._shared]
+            NumpyRunner(maker.fgraph)(values)
+        except type(err) as again:
+            err.add_note(f"symlab: the machine code raised this; re-run on the NumPy tier, the call raised {again}")
+            for note in getattr(again, "__notes__", ()):
+                err.add_note(note)
+        except Exception:  # noqa: BLE001 - another error, or none: the machine code's error stands alone
+            return
 
     def _add_call_note(self, err: BaseException, values: Any) -> None:
         """Note what a call gave on an error raised while computing (a compiled kernel's names no input).

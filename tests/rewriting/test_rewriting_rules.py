@@ -314,6 +314,7 @@ def test_phases_and_tags():
     assert fast <= {"merge", "constant_folding", *canonicalize.CHEAP, "useless_dimshuffle", "merge_dimshuffles",
                     "useless_specify_shape", "useless_reshape", *logistic_rules,
                     "inline_ofg_expansion", "ofg_inner_graph",  # OpFromGraph's (symlab/compile/builders_rewrites.py)
+                    "scan_inner_graph",  # a loop's body rewritten with the function's rules (symlab/scan/inner_rewrite.py)
                     # ifelse's (symlab/ifelse/rewrites.py): cheap, and a constant condition must not run both branches
                     "ifelse_constant_condition", "ifelse_identical_branches", "ifelse_same_condition_inside",
                     "ifelse_merge_same_condition", "ifelse_push_out_common_op"}

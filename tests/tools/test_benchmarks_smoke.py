@@ -31,7 +31,7 @@ def test_symlab_workload_matches_numpy_reference(name):
 
 def test_full_size_workloads_cover_the_issue():
     full = workloads.all_workloads()
-    assert {w.group for w in full.values()} == {"a", "b", "c", "d", "e", "x+y", "lenet", "ofg", "cond", "random"}
+    assert {w.group for w in full.values()} == {"a", "b", "c", "d", "e", "x+y", "lenet", "ofg", "cond", "random", "scan"}
     lenet = full["lenet"]  # issue 29: convolutional_mlp's sizes
     assert lenet.params == {"batch": 500, "image": 28, "nkerns": [20, 50], "hidden": 500}
     assert lenet.build_pytensor is None and _load_run().plan(_plan_args(), ["symlab", "pytensor"]) == [

@@ -47,6 +47,7 @@ import numpy as np
 
 from symlab.compile.numba.codegen import check_dtype
 from symlab.compile.numba.kernels import Kernel, kernel_for, register_kernel
+from symlab.compile.numba.kernels_reduction_order import BUFSIZE
 from symlab.compile.numba.ufunc_table import REDUCE_AVAILABLE
 from symlab.graph.basic import Apply
 from symlab.scalar.type import np_type_source
@@ -120,13 +121,31 @@ def _initial_source(initial: float | int | None) -> str | None:
     return repr(initial)
 
 
-def _pairwise_sum_kernel(nd: int, axes: set[int], dtype: str, name: str) -> Kernel:
+def _general_sum_name(name: str) -> str:
+    return f"{name}_general"
+
+
+def _pairwise_sum_kernel(nd: int, axes: set[int], dtype: str, name: str, vector_path: bool = True) -> Kernel:
     """A float sum added in ``np.sum``'s order (:mod:`~symlab.compile.numba.kernels_reduction_order`): the bits
     of NumPy on every layout.
 
     The input is read through a flat view when Numba knows it is C-contiguous, through a C-order copy
     otherwise (``flat_input``); the order of the additions comes from the input's own strides either way.
+    The sum of a whole vector of at most ``BUFSIZE`` elements is one run of NumPy's add loop (the plan's only
+    piece): its kernel calls it directly, without the plan's small arrays, whose allocations cost more than
+    the adding at the sizes a loop's body sums (``vector_path=False``: the general kernel alone).
     """
+    if vector_path and nd == 1 and axes == {0}:  # a vector's sum: the plan's one piece, computed without the plan
+        return Kernel(name, "\n".join([
+            f"def {name}(a):",
+            f"    if a.shape[0] == 0 or a.shape[0] > {BUFSIZE}:",
+            f"        return {_general_sum_name(name)}(a)",
+            f"    out = np.zeros(1, np.{dtype})",
+            f"    out[0] = out[0] + ufunc_loops.sum_{dtype}(flat_input(a))",
+            "    return out.reshape(())",
+            "",
+            _pairwise_sum_kernel(nd, axes, dtype, _general_sum_name(name), vector_path=False).source,
+        ]))
     kept = [d for d in range(nd) if d not in axes]
     shape = f"(a.shape[{kept[0]}],)" if len(kept) == 1 else "(" + ", ".join(f"a.shape[{d}]" for d in kept) + ")"
     size = " * ".join(f"a.shape[{d}]" for d in kept) or "1"
