@@ -3,11 +3,12 @@
 A stepper's panes draw a node with an inner graph open when its key is listed (``stepper.expand(key)``); the
 key of a node inside an open one is ``outer/inner`` (``a5/a2``), as in every view. :func:`inner_rewrite` is
 what ``stepper.step_into(node)`` steps through: the rewrite of the node's inner graph (an ``OpFromGraph``'s,
-a fused ``Composite``'s) by the same rules the outer rewrite ran (its query: the mode's, or
+a ``Scan``'s body, a fused ``Composite``'s) by the same rules the outer rewrite ran (its query: the mode's, or
 ``rewrite_graph``'s ``include``/``exclude``), without the ``inplace`` rules (an inner graph's inputs are the
 node's outer values, never overwritten), on a copy: the op is never changed. A node whose op a compiled
-function already rewrote inside (``ofg_inner_graph``) carries that rewrite (``op.inner_trace``): it is the
-one stepped through, so the inner stepper ends on the inner graph the function runs.
+function already rewrote inside (``ofg_inner_graph``, ``scan_inner_graph``) carries that rewrite
+(``op.inner_trace``): it is the one stepped through, so the inner stepper ends on the inner graph the function
+runs.
 
 >>> import symlab.tensor as st
 >>> from symlab.rewriting import rewrite_graph
@@ -67,7 +68,7 @@ def inner_rewrite(trace: RewriteTrace, node: Apply) -> RewriteTrace:
     owner = inner_op(node.op)
     if owner is None:
         raise ValueError(f"RewriteStepper.step_into: {node.op} has no inner graph of its own to step into "
-                         "(expected an OpFromGraph or a fused Composite; an ifelse's branches are steps of "
+                         "(expected an OpFromGraph, a Scan or a fused Composite; an ifelse's branches are steps of "
                          "the outer graph)")
     done = getattr(owner, "inner_trace", None)
     if isinstance(done, RewriteTrace):

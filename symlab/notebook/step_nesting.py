@@ -84,7 +84,7 @@ class InnerSteps:
             raise ValueError(f"RewriteStepper.{caller}: no node of this rewrite has the key {key!r}")
         if not has_inner_graph(node.op):
             raise ValueError(f"RewriteStepper.{caller}: {node.op} ({key}) has no inner graph (expected a fused "
-                             "Composite, an OpFromGraph or an ifelse)")
+                             "Composite, an OpFromGraph, a Scan or an ifelse)")
         return key
 
     def expand(self, target: Any) -> None:
@@ -109,7 +109,8 @@ class InnerSteps:
 
     def _pane_open(self) -> tuple[str, ...]:
         """The keys the panes draw open: the open keys, and the nodes a step made of an open node (the same op
-        kind replacing it: an ``OpFromGraph`` whose inner graph was rewritten, a ``Composite`` made inplace),
+        kind replacing it: an ``OpFromGraph`` or a ``Scan`` whose inner graph was rewritten, a ``Composite`` made
+        inplace, two loops merged into one),
         or made it from, so that an open node stays open from step to step."""
         if not self._open:
             return ()
@@ -138,7 +139,7 @@ class InnerSteps:
     def step_into(self, target: Any) -> Any:
         """A stepper over the rewrite of the inner graph of ``target`` (a node with a graph of its own, or its key).
 
-        The inner graph (an ``OpFromGraph``'s, a fused ``Composite``'s) is rewritten by the rules this
+        The inner graph (an ``OpFromGraph``'s, a ``Scan``'s body, a fused ``Composite``'s) is rewritten by the rules this
         stepper's rewrite ran, on a copy (the op is never changed). The new stepper's ``parent`` is this one;
         the widget on screen shows it in place (``step_out()`` goes back).
         """
@@ -250,18 +251,19 @@ def _kind(op: Any) -> type:
 
 
 def _replacement_links(trace: Any) -> dict[str, set[str]]:
-    """``key -> keys`` of nodes with an inner graph that an accepted step replaced one by the other (one removed,
-    one created, of the same kind of op)."""
+    """``key -> keys`` of nodes with an inner graph that an accepted step replaced one by the other (one created,
+    of the same kind of op as each one removed: a node rewritten, or several merged into one, as ``scan_merge``)."""
     links: dict[str, set[str]] = {}
     for step in trace.steps:
         if not step.accepted:
             continue
         old = [n for n in step.removed if has_inner_graph(n.op)]
         new = [n for n in step.created if has_inner_graph(n.op)]
-        if len(old) == 1 and len(new) == 1 and _kind(old[0].op) is _kind(new[0].op):
-            a, b = trace.key(old[0]), trace.key(new[0])
-            links.setdefault(a, set()).add(b)
-            links.setdefault(b, set()).add(a)
+        if old and len(new) == 1 and all(_kind(o.op) is _kind(new[0].op) for o in old):
+            b = trace.key(new[0])
+            for a in (trace.key(o) for o in old):
+                links.setdefault(a, set()).add(b)
+                links.setdefault(b, set()).add(a)
     return links
 
 

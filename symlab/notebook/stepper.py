@@ -15,7 +15,7 @@ replaced, and the line that would exclude it (:mod:`~symlab.notebook.rule_card`;
 ``stepper.check()`` compares a step's graphs on random inputs (:mod:`~symlab.notebook.step_check`),
 ``stepper.export_html(path)`` writes every step as one page (:mod:`~symlab.notebook.stepper_export`).
 Inner graphs (:mod:`~symlab.notebook.step_nesting`): ``stepper.expand(node_or_key)`` draws a node with an
-inner graph (a fused ``Composite``, an ``OpFromGraph``, an ``ifelse``) open in both panes, and
+inner graph (a fused ``Composite``, an ``OpFromGraph``, a ``Scan``, an ``ifelse``) open in both panes, and
 ``stepper.step_into(node_or_key)`` returns a stepper over the rewrite of that node's own inner graph, with the
 same rules on a copy (``inner.parent``, ``inner.step_out()``), shown in place in the widget with a way back.
 
