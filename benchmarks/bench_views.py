@@ -334,6 +334,9 @@ def measure(quick: bool = False) -> list[dict[str, Any]]:
     """Every row of the views' benchmarks; a row with ``limit`` has a ``status``, PASS or FAIL."""
     rows = graph_view_rows(quick) + inspector_rows(quick) + stepper_rows(quick) + values_view_rows(quick)
     rows += inner_graph_rows(quick) + outline_rows(quick) + trace_walk_rows(quick)
+    from bench_scan_views import scan_view_rows  # the views of a loop (issue 34)
+
+    rows += scan_view_rows(quick)
     for row in rows:
         if "limit" in row:
             row["status"] = "PASS" if row["ratio"] <= row["limit"] else "FAIL"

@@ -202,5 +202,5 @@ def inner_graph_row(node: Apply, fgraph: Any = None) -> Row:
     for section in inner_sections(node, fgraph):
         n = len(section.nodes)
         where = "" if section.owned else " of the outer graph"
-        parts.append(f"{caption(section)}: {n} node{'s' * (n != 1)}{where}")
+        parts.append(f"{caption(section, node.op)}: {n} node{'s' * (n != 1)}{where}")
     return Row("inner graph", "; ".join(parts) or "(empty)")

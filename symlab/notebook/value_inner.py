@@ -50,6 +50,7 @@ from symlab.notebook.inner_values import (
     inner_op,
     resolve_inner,
 )
+from symlab.notebook.loop_values import LoopRun, is_loop_node
 from symlab.notebook.value_text import has_nan_inf, value_lines
 
 __all__ = ["NOT_COMPUTED", "OpenInner", "branch_lines"]
@@ -77,6 +78,9 @@ class OpenInner:
         self.grads: dict[str, dict[Variable, Any]] = {}
         self._branches: dict[Apply, Branch] = {}
         self._grad_graphs: dict[str, Any] = {}
+        #: Each open loop's run (:class:`~symlab.notebook.loop_values.LoopRun`), and the iteration it shows.
+        self.loops: dict[str, LoopRun] = {}
+        self.iterations: dict[str, int] = {}
 
     # -- naming ---------------------------------------------------------------------------------------
     def resolve(self, key: str) -> tuple[list[Apply], Any] | None:
@@ -141,6 +145,8 @@ class OpenInner:
         closed = max(holders, key=len)
         self.keys = [k for k in self.keys if not (k == closed or k.startswith(closed + "/"))]
         self.runs = {k: v for k, v in self.runs.items() if k in self.keys}
+        self.loops = {k: v for k, v in self.loops.items() if k in self.keys}
+        self.iterations = {k: v for k, v in self.iterations.items() if k in self.keys}
         return closed
 
     # -- values -----------------------------------------------------------------------------------------------
@@ -156,12 +162,35 @@ class OpenInner:
             known = values if "/" not in key else self.runs.get(key.rsplit("/", 1)[0], Evaluation([], {})).values
             if not all(v in known or isinstance(v, Constant) for v in node.inputs):
                 continue  # the node itself was not computed (a branch not taken)
-            run = inner_evaluation(node, [known[v] if v in known else v.data for v in node.inputs])
+            inputs = [known[v] if v in known else v.data for v in node.inputs]
+            if is_loop_node(node):  # one iteration's values; a loop's body has no per-iteration gradient here
+                self.runs[key] = self._loop_iteration(key, node, inputs)
+                continue
+            run = inner_evaluation(node, inputs)
             self.runs[key] = run
             outer_grads = grads if "/" not in key else self.grads.get(key.rsplit("/", 1)[0], {})
             given = {o: outer_grads[o] for o in node.outputs if o in outer_grads}
             if given:
                 self.grads[key] = self._inner_grads(key, node, run, given)
+
+    def loop_run(self, key: str, node: Apply, inputs: list[Any]) -> LoopRun:
+        """The run of the loop ``node`` (keyed ``key``) on ``inputs``: the one kept while its inputs are the same."""
+        run = self.loops.get(key)
+        if run is None or run.node is not node or not _same_values(run.inputs, inputs):
+            run = self.loops[key] = LoopRun(node, inputs)
+        return run
+
+    def _loop_iteration(self, key: str, node: Apply, inputs: list[Any]) -> Evaluation:
+        """The inner values of the iteration the open loop ``key`` shows (where a NaN is born, else the last)."""
+        run = self.loop_run(key, node, inputs)
+        if not run.steps:
+            self.iterations.pop(key, None)
+            return Evaluation([], {})
+        t = self.iterations.get(key)
+        if t is None or t >= run.steps:
+            t = run.nan_at if run.nan_at is not None else run.steps - 1
+        self.iterations[key] = t
+        return Evaluation([o for o in run.section.outputs if o is not None], run.values_at(t))
 
     def _inner_grads(self, key: str, node: Apply, run: Evaluation, given: dict[Variable, Any]) -> dict[Variable, Any]:
         """The gradient of the cost with respect to each inner variable, from the gradients of ``node``'s outputs."""
@@ -194,6 +223,10 @@ class OpenInner:
                 continue
             run = self.runs.get(key)
             grads = self.grads.get(key, {})
+            loop = self.loops.get(key)
+            if loop is not None:
+                t = self.iterations.get(key)
+                found[key] = [f"t = {t} of 0 … {loop.steps - 1}" if t is not None else "0 iterations ran"]
             for obj, inner_key in inner_keys(key, node).items():
                 if isinstance(obj, Apply):
                     branch = run.branches.get(obj) if run is not None else None
@@ -262,7 +295,12 @@ class OpenInner:
         if key is None or inner_op(node.op) is None:
             return []
         run = self.runs.get(key)
-        if run is None:
+        if is_loop_node(node):  # the iteration where it is born, whichever iteration is shown
+            loop = self.nan_loop(node, values, key)
+            if loop is None or loop.nan_at is None:
+                return []
+            run = Evaluation([], loop.values_at(loop.nan_at))
+        elif run is None:
             if values is None or not all(v in values or isinstance(v, Constant) for v in node.inputs):
                 return []
             run = inner_evaluation(node, [values[v] if v in values else v.data for v in node.inputs])
@@ -275,6 +313,30 @@ class OpenInner:
                 deeper = self.nan_origins(inner, run.values, here) if inner_op(inner.op) is not None else []
                 found.extend(deeper or [here])
         return found
+
+
+    def nan_loop(self, node: Apply, values: dict[Variable, Any] | None, key: str) -> LoopRun | None:
+        """The run of the loop ``node`` to search for NaN: the open one, else one on the values given."""
+        if key in self.loops and (values is None or key in self.runs):
+            return self.loops[key]
+        if values is None or not all(v in values or isinstance(v, Constant) for v in node.inputs):
+            return self.loops.get(key)
+        return self.loop_run(key, node, [values[v] if v in values else v.data for v in node.inputs])
+
+
+def _same_values(old: list[Any], new: list[Any]) -> bool:
+    """Whether two lists of input values are the same (the same objects, or equal arrays)."""
+    if len(old) != len(new):
+        return False
+    for a, b in zip(old, new):
+        if a is b:
+            continue
+        try:
+            if not (isinstance(a, np.ndarray | np.generic | int | float) and np.array_equal(a, b, equal_nan=True)):
+                return False
+        except TypeError:
+            return False
+    return True
 
 
 def _inner_grad_graphs(owner: Any) -> tuple[list[Variable], dict[Variable, Variable]] | None:

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from symlab.graph.basic import Apply, Constant, Variable
+from symlab.notebook.loop_values import is_loop_node
 from symlab.notebook.value_inner import NOT_COMPUTED, branch_lines
 from symlab.notebook.value_text import describe, full_text, value_lines
 from symlab.notebook.widget import code_span
@@ -100,6 +101,10 @@ class ValuesPanels:
         note = self._nans.summary(self._values)
         inside = []
         for origin in self._nans.origins[:3]:
+            loop_text = self._loop_nan_text(origin) if is_loop_node(origin) else None
+            if loop_text is not None:
+                inside.append(loop_text)
+                continue
             if isinstance(origin, Apply) and self._sections(origin):
                 for key in self._inner.nan_origins(origin, self._values)[:1]:
                     found = self._inner.resolve(key)
@@ -145,7 +150,9 @@ class ValuesPanels:
         nans, values = self._nans, self._values
         lines = [f"**ValuesView** of {code_span(self._what(), table=False)}: {', '.join(self._counts(code=True))}", ""]
         if nans.origins:  # user text (names, expressions) only inside code spans
-            lines += [f"**NaN/inf:** {code_span(nans.origin_text(o, values), table=False)}" for o in nans.origins] + [""]
+            lines += [f"**NaN/inf:** {code_span(nans.origin_text(o, values), table=False)}" for o in nans.origins]
+            loops = [self._loop_nan_text(o) for o in nans.origins if is_loop_node(o)]
+            lines += [f"**In a loop:** {code_span(text, table=False)}" for text in loops if text] + [""]
         lines += ["| variable | kind | value | gradient |", "|---|---|---|---|"]
         for var in self._variables[:MARKDOWN_MAX_ROWS]:
             kind = _kind(var, self._outputs)
@@ -174,7 +181,9 @@ class ValuesPanels:
             if not rows:
                 continue
             node = self._inner.node(key)
-            lines += ["", f"Inside {code_span(_op_text(node), table=False)} ({key}):", "", "| inner key | value |",
+            at = self._inner.iterations.get(key)  # a loop shows one iteration
+            when = f", iteration t = {at}" if at is not None else ""
+            lines += ["", f"Inside {code_span(_op_text(node), table=False)} ({key}{when}):", "", "| inner key | value |",
                       "|---|---|"]
             lines += [f"| {k} | {code_span('; '.join(text))} |" for k, text in rows[:MARKDOWN_MAX_ROWS]]
         return [""] + lines if lines else []

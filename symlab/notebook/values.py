@@ -32,7 +32,9 @@ ValuesView of o: 10 variables, 5 scalar inputs, gradients wrt w1, w2
 
 Inner graphs open in place (:mod:`~symlab.notebook.value_inner`): ``view.expand(node_or_key)`` runs a fused
 ``Composite`` or an ``OpFromGraph`` again on its input values and writes its inner values (and gradients)
-inside its box, ``view.collapse(key)`` closes it. The graph runs lazily, as compiled: an ``ifelse`` computes
+inside its box, ``view.collapse(key)`` closes it. A scan node opens to its body at one iteration, with a slider
+over the iterations and a plot of its states (:mod:`~symlab.notebook.value_loops`: ``view.iteration(node, t)``,
+``view.at_iteration(node, t)``, ``view.loop_plot(node)``). The graph runs lazily, as compiled: an ``ifelse`` computes
 only the branch it takes, is drawn open with the other branch greyed, and that branch's boxes say
 ``not computed``:
 
@@ -66,6 +68,7 @@ from symlab.notebook.shared_use import state_legend
 from symlab.notebook.value_arguments import ValuesGraph, filter_value, short_name
 from symlab.notebook.value_evaluation import NanSpread, evaluate_all, gradient_graphs
 from symlab.notebook.value_inner import NOT_COMPUTED, OpenInner, branch_lines
+from symlab.notebook.value_loops import ITERATION_SUFFIX, LoopValues
 from symlab.notebook.value_panels import MARKDOWN_MAX_ROWS, ValuesPanels
 from symlab.notebook.value_random import RandomValues
 from symlab.notebook.value_sliders import Sliders, parse_number
@@ -84,7 +87,7 @@ LEGEND = ("box: a variable and its value (green: input, grey: constant, white: i
 _HINT = "Click a box to see its whole value and gradient; move a slider to re-evaluate the graph."
 
 
-class ValuesView(RandomValues, ValuesPanels, ViewWidget):
+class ValuesView(LoopValues, RandomValues, ValuesPanels, ViewWidget):
     """The values (and gradients) of a graph on its picture; see the module documentation.
 
     ``outputs`` is a Variable or a list of them; ``inputs`` gives every input of the graph a value,
@@ -368,7 +371,10 @@ class ValuesView(RandomValues, ValuesPanels, ViewWidget):
 
     # -- browser messages ----------------------------------------------------------------------------
     def _on_value(self, content: dict[str, Any]) -> None:
-        """A slider moved or a number was typed: ``{type: "value", key, value}``."""
+        """A slider moved or a number was typed: ``{type: "value", key, value}`` (a loop's iteration: ``key#t``)."""
+        if str(content.get("key", "")).endswith(ITERATION_SUFFIX):
+            self._on_iteration_value(str(content["key"]), content.get("value"))
+            return
         found = self._resolve(str(content.get("key", "")))
         var = found.obj if found is not None else None
         if not isinstance(var, Variable) or var not in self._inputs:
@@ -486,6 +492,7 @@ class ValuesView(RandomValues, ValuesPanels, ViewWidget):
             notes.append(f"{self.model.note} (max_nodes={self._max_nodes}): click a group, then 'expand'.")
         self.notice = " ".join(notes)
         self.controls = [self._sliders.control(v, value, self._keys.key_of(v)) for v, value in self._inputs.items()]
+        self.controls = self.controls + self._loop_controls()
         self.caption = self.summary()
         self._show_outline()
 

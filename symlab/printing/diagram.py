@@ -220,6 +220,9 @@ def _html(text: str) -> str:
 #: Legend entries added when a picture draws a random generator, and when it draws an update arrow.
 GENERATOR_LEGEND = ("generator (state)", *GENERATOR_COLORS)
 UPDATE_LEGEND = ("- - update → shared", UPDATE_COLOR, "#ffffff")
+#: The colour of a loop's ``next iteration`` arrows (a state's new value back to its taps).
+RECUR_COLOR = "#7048e8"
+RECUR_LEGEND = ("- - next iteration", RECUR_COLOR, "#ffffff")
 
 
 def legend_entries(model: GraphModel) -> list[tuple[str, str, str]]:
@@ -229,6 +232,8 @@ def legend_entries(model: GraphModel) -> list[tuple[str, str, str]]:
         entries.append(GENERATOR_LEGEND)
     if any(edge.kind == "update" for edge in model.edges):
         entries.append(UPDATE_LEGEND)
+    if any(edge.kind == "recur" for edge in model.edges):
+        entries.append(RECUR_LEGEND)
     return entries
 
 
@@ -381,6 +386,8 @@ def _edge_attrs(edge: DrawEdge) -> dict[str, Any]:
     attrs: dict[str, Any] = {"style": "dashed"} if edge.kind == "cut" else {}
     if edge.kind == "update":  # back to a shared variable: dashed, and not pulling the layout upside down
         attrs.update(style="dashed", color=UPDATE_COLOR, fontcolor=UPDATE_COLOR, constraint="false")
+    if edge.kind == "recur":  # a loop's state back to its taps: dashed, not pulling the layout upside down
+        attrs.update(style="dashed", color=RECUR_COLOR, fontcolor=RECUR_COLOR, constraint="false")
     if edge.label:
         attrs["label"] = _label(edge.label)
     _paint(attrs, edge.classes)

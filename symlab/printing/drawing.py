@@ -33,8 +33,9 @@ NODE_KINDS = ("apply", "variable", "input", "constant", "output", "op", "type", 
 #: The kinds of edges: a node's input or output, a variable's owner, an Apply's op, a variable's type,
 #: the inputs of a folded group, and where a part of a graph is cut (its value goes on to nodes not drawn);
 #: ``update``: from a value back to the shared variable a compiled function stores it into after each call (or,
-#: in a picture of uncompiled variables, the shared variable's ``default_update``).
-EDGE_KINDS = ("input", "output", "owner", "op", "type", "fold", "cut", "wire", "update")
+#: in a picture of uncompiled variables, the shared variable's ``default_update``); ``recur``: in an open loop's
+#: body, from a state's new value back to the inputs reading its taps (``next iteration``).
+EDGE_KINDS = ("input", "output", "owner", "op", "type", "fold", "cut", "wire", "update", "recur")
 #: The highlight classes a node or an edge may carry (``skipped``: inside the branch an ``ifelse`` does not take).
 CLASSES = ("highlight", "created", "removed", "selected", "client", "nan-origin", "nan", "skipped")
 #: The states of a section of an open inner graph (``section_states``): a branch taken or skipped.

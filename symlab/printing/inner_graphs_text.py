@@ -47,6 +47,7 @@ from typing import Any
 from symlab.graph.basic import Apply, Variable
 from symlab.graph.inner_graph import InnerSection, has_inner_graph, inner_sections
 from symlab.graph.traversal import owns_inner_graph
+from symlab.printing.loop_pictures import is_loop, loop_caption
 
 #: The values of debugprint's ``inner``.
 INNER_MODES = ("section", "inline", "none")
@@ -85,9 +86,10 @@ def write_with_section(write: Callable[[str], Any], variables: list[Variable], l
     found: list[Apply] = []  # nodes with an inner graph, in the order met (inner graphs add theirs)
     seen: set[int] = set()
 
-    def emit(roots: list[Variable], margin: str) -> None:
+    def emit(roots: list[Variable], margin: str, marks: dict[tuple[int, int], str] | None = None) -> None:
         for line in lines(roots, margin):
-            write(line.prefix + line.text + "\n")
+            mark = (marks or {}).get((line.level, id(line.var)), "") or (marks or {}).get((-1, id(line.var)), "")
+            write(line.prefix + line.text + mark + "\n")
             node = line.var.owner
             if sections and line.expanded and id(node) not in seen and owns_inner_graph(node.op):
                 seen.add(id(node))
@@ -105,21 +107,37 @@ def write_with_section(write: Callable[[str], Any], variables: list[Variable], l
         if len(printed) == 1:
             write("\nInner graphs:\n")
         tokens = [text[4:-1] for text in (id_text.reserve(n) for n in found if n.op == node.op) if text]
-        write("\n" + str(node.op) + (f" [id {', '.join(tokens)}]" if tokens else "") + "\n")
         owned = owned_sections(node)
+        title = "".join(f" ({loop_caption(s, getattr(node.op, 'user_name', None))})" for s in owned if is_loop(s))
+        write("\n" + str(node.op) + (f" [id {', '.join(tokens)}]" if tokens else "") + title + "\n")
         for section in owned:
             if len(owned) > 1:
                 write(f" >{section.label}:\n")
-            emit(list(section.outputs), " >")
+            emit(list(section.outputs), " >", loop_marks(section))
+
+
+def loop_marks(section: InnerSection) -> dict[tuple[int, int], str]:
+    """What a loop body's lines end with: ``→ h[t]`` after an output's line (level 0), and the tap label after an
+    inner input's line (any level) when its name is not the label already. Empty for a section that is no loop."""
+    if not is_loop(section):
+        return {}
+    marks: dict[tuple[int, int], str] = {}
+    for var, label in zip(section.inputs, section.extra.get("input_labels") or []):
+        if var.name != label:
+            marks[(-1, id(var))] = f" ({label})"
+    for var, label in zip(section.outputs, section.extra.get("output_labels") or []):
+        marks[(0, id(var))] = marks.get((0, id(var)), "") + f" → {label}"
+    return marks
 
 
 def write_inline(write: Callable[[str], Any], variables: list[Variable], lines: Lines, id_text: Any) -> None:
     """Write the graph of ``variables`` with each inner graph right under its node (explicit stack, no recursion)."""
     branch_of: dict[int, str] = {}  # id(outer node of an ifelse branch) -> the branch's label
     conditions: set[int] = set()  # id(the condition of an ifelse)
-    stack: list[tuple[Iterator[Any], dict[int, Variable]]] = [(iter(lines(variables, "")), {})]
+    stack: list[tuple[Iterator[Any], dict[int, Variable], dict[tuple[int, int], str]]] = [
+        (iter(lines(variables, "")), {}, {})]
     while stack:
-        entries, wiring = stack[-1]
+        entries, wiring, marks = stack[-1]
         line = next(entries, None)
         if line is None:
             stack.pop()
@@ -127,7 +145,7 @@ def write_inline(write: Callable[[str], Any], variables: list[Variable], lines: 
         if isinstance(line, str):  # a section's label
             write(line + "\n")
             continue
-        text = line.prefix + line.text
+        text = line.prefix + line.text + (marks.get((line.level, id(line.var)), "") or marks.get((-1, id(line.var)), ""))
         outer = wiring.get(id(line.var))
         if outer is not None:
             text += " ← " + outer_text(outer, id_text)
@@ -154,12 +172,14 @@ def write_inline(write: Callable[[str], Any], variables: list[Variable], lines: 
         for section in reversed(owned):  # pushed last first: the first section prints first
             wired = {id(inner): outer for outer, inner in section.wiring()}
             head = [f"{margin}{section.label}:"] if len(owned) > 1 else []
+            if is_loop(section):
+                head.append(f"{margin}{loop_caption(section, getattr(node.op, 'user_name', None))}:")
             body: Iterator[Any] = lines(list(section.outputs), margin)
             if all(id(o.owner if o.owner is not None else o) in id_text.met for o in section.outputs):
                 # Printed in full above (another node of the op): its outputs' lines, and this node's wiring.
                 body = chain(body, [f"{margin}{inner}{_id_part(id_text.reserve(inner))} ← {outer_text(outer, id_text)}"
                                     for outer, inner in section.wiring()])
-            stack.append((chain(head, body), wired))
+            stack.append((chain(head, body), wired, loop_marks(section)))
 
 
 def _id_part(id_str: str) -> str:

@@ -38,6 +38,7 @@ from symlab.graph.basic import Apply, Variable
 from symlab.graph.fg import FunctionGraph
 from symlab.graph.inner_graph import HasInnerGraph, InnerSection, has_inner_graph, inner_sections
 from symlab.printing.drawing import SECTION_STATES, DrawSection, GraphModel
+from symlab.printing.loop_pictures import decorate_loop, is_loop, loop_caption
 from symlab.printing.subject import Subject
 
 __all__ = ["Plan", "caption", "check_states", "inner_budget", "inner_fgraph", "inner_size", "mark_openable",
@@ -149,8 +150,11 @@ def _below(prefix: str, items: Iterable[Any]) -> list[Any]:
     return out
 
 
-def caption(section: InnerSection) -> str:
-    """A section's title: its label, and for a branch the condition that takes it (``then (a < b is True)``)."""
+def caption(section: InnerSection, op: Any = None) -> str:
+    """A section's title: its label, for a branch the condition that takes it (``then (a < b is True)``), for a
+    loop's body what loop it is (``scan 'rnn', n_steps = 100``; ``op`` is the loop's op, for its name)."""
+    if is_loop(section):
+        return loop_caption(section, getattr(op, "user_name", None))
     if section.condition is None or section.taken_when is None:
         return section.label
     from symlab.printing.pprint import pprint
@@ -207,7 +211,8 @@ class _Opener:
             else:
                 members = self._region(section)
             state = self.states.get((key, section.label))
-            model.sections.insert(at + k, DrawSection(skey, key, section.label, members, state, caption(section)))
+            model.sections.insert(at + k, DrawSection(skey, key, section.label, members, state,
+                                                      caption(section, node.op)))
             keys.append(skey)
         model.opened[key] = keys
         self._rewire(key, node, ins, outs)
@@ -238,6 +243,8 @@ class _Opener:
                 drawn = [f"out{k}"] if self.model.style == "compact" else _drawn(inner, inner_var)
                 if drawn and drawn[0] in inner.nodes:
                     outs[j] = prefix + drawn[0]
+        if is_loop(section):
+            decorate_loop(inner, section)
         return _merge(self.model, inner, prefix)
 
     def _region(self, section: InnerSection) -> list[str]:

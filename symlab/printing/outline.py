@@ -261,7 +261,7 @@ def _owned_rows(node: Any, section: Any, node_key: str, depth: int, style: str, 
     from symlab.printing.opening import caption, inner_fgraph
 
     rows: list[tuple[OutlineRow, Variable]] = [({"key": f"{node_key}:{section.label}", "depth": depth,
-                                                 "text": f"{_one_line(caption(section))}:", "repeat": False,
+                                                 "text": f"{_one_line(caption(section, node.op))}:", "repeat": False,
                                                  "also": []}, var)]
     fg = inner_fgraph(node.op, section)
     inner = Subject("list", section, tuple(section.outputs), tuple(section.inputs), fg, fg.key if fg is not None else None)

@@ -88,6 +88,10 @@ function renderValuesView({ model, el: host }) {
       slider.type = "range";
       slider.setAttribute("aria-label", `slider for input ${item.name}`);
       slider.addEventListener("input", () => sendValue(item.key, Number(slider.value)));
+      // The arrow keys move the slider; JupyterLab's notebook shortcuts must not take them (they would move cells).
+      slider.addEventListener("keydown", (event) => {
+        if (/^(Arrow|Page|Home$|End$)/.test(event.key)) event.stopPropagation();
+      });
       const box = el("input", "sl-number");
       box.type = "text";
       box.inputMode = "decimal";
