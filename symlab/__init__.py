@@ -19,7 +19,16 @@ from symlab import notebook  # installs the display hook of graph objects
 from symlab.notebook import view
 from symlab.config import config
 from symlab.gradient import grad
+from symlab.gradient.reverse_mode import register_loop_loader
 from symlab.version import __version__
+
+
+def _load_scan() -> None:
+    """Load ``symlab.scan``, which registers its ``scan`` as the gradient layer's loop builder (jacobian)."""
+    import symlab.scan  # noqa: F401
+
+
+register_loop_loader(_load_scan)
 
 dprint = printing.debugprint
 pprint = printing.pprint
@@ -38,6 +47,10 @@ _LAZY = {
     "sparse": ("symlab.sparse", None),
     "OpFromGraph": ("symlab.compile.builders", "OpFromGraph"),
     "scan": ("symlab.scan", None),
+    "map": ("symlab.scan.folds", "map"),
+    "reduce": ("symlab.scan.folds", "reduce"),
+    "foldl": ("symlab.scan.folds", "foldl"),
+    "foldr": ("symlab.scan.folds", "foldr"),
 }
 
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-SCAN = "needs scan (a later issue)"
 JAX = "needs the JAX backend (and its random generators)"
 FRAGMENT = "not code: a fragment with placeholders (Sphinx does not run code-blocks)"
 PAGE_ERROR = "fails in PyTensor too: "
@@ -27,13 +26,9 @@ EXCLUDED: dict[str, str] = {
     "never prints the NaN the page shows",
     "debug_faq:8": FRAGMENT,
     **{f"faq_tutorial:{k}": FRAGMENT for k in range(1, 7)},
-    "gradients:4": SCAN,
-    "gradients:6": SCAN,
     "loading_and_saving:9": FRAGMENT + " (loads a file 'model.zip' that does not exist)",
-    **{f"loop:{k}": SCAN for k in range(1, 12)},
     "prng:35": PAGE_ERROR + "calls pytensor.get_default_mode, which the package does not export, and asserts "
     "f() == h() of a function of two outputs and one of one (lists of different lengths are never equal)",
-    **{f"prng:{k}": SCAN + ", with random draws in its steps" for k in (39, 40, 43, 44)},
     **{f"prng:{k}": JAX for k in range(54, 59)},
 }
 

@@ -6,6 +6,8 @@ The pieces, each a small module:
 ``ops``       the catalog of graph operations the generator draws from
 ``inner``     inner graphs on top: expressions made branches of an ``ifelse``, subexpressions packaged as
               ``OpFromGraph`` ops (applied twice, nested), from a random stream of their own
+``loops``     ``scan`` loops on top (the ``loops`` flavour): a subexpression made a loop's body, its inputs read
+              as sequences, a state or non-sequences, from a random stream of their own
 ``generate``  the seeded generator of random expressions (``Expr`` DAGs) and their Python code
 ``modes``     the modes against the unoptimized graph (and NUMBA's bits against NUMPY's), known bugs kept out
 ``graphs``    gradients against finite differences, edit sequences and their trace, format round trips

@@ -1,7 +1,7 @@
 """A fuzzing run: how many graphs of each kind, the checks on them, the figures and the failures.
 
 A :class:`Plan` says how much to try; :func:`run_modes`, :func:`run_gradients`, :func:`run_edits` and
-:func:`run_round_trips` try it, each adding to one :class:`Figures`; ``run.py`` (``make fuzz``) and
+:func:`run_round_trips` (and :func:`run_random`, :func:`run_loops`) try it, each adding to one :class:`Figures`; ``run.py`` (``make fuzz``) and
 ``tests/whole/test_fuzz_differential.py`` call them. Everything derives from ``plan.seed``: batch ``i`` of a
 check is ``generate_batch(seed, i)``, so the origin printed with a failure (seed, batch, expression)
 reproduces it alone.
@@ -29,10 +29,14 @@ DEFAULT_SEED = 20260521
 
 #: Offsets of the batch indices of each check, so that the checks draw different graphs from one seed.
 GRADIENT_BATCHES, EDIT_BATCHES, ROUND_TRIP_BATCHES, RANDOM_BATCHES = 100_000, 200_000, 300_000, 400_000
+LOOP_BATCHES, LOOP_GRADIENT_BATCHES = 500_000, 600_000
 
 #: The modes the graphs with random variables are compared in (NUMBA and TIERED too on the first
 #: ``plan.random_numba_graphs``).
 RANDOM_MODES = ("NUMPY", "FAST_COMPILE", "DEBUG", "RANDOM_UNSAFE")
+
+#: The modes the graphs with loops are compared in (NUMBA and TIERED too on the first ``plan.loop_numba_graphs``).
+LOOP_MODES = ("NUMPY", "FAST_COMPILE", "DEBUG")
 
 
 @dataclass
@@ -52,6 +56,11 @@ class Plan:
     #: Graphs with random variables (the ``random`` flavour), of which with Numba too.
     random_graphs: int = 50
     random_numba_graphs: int = 0
+    #: Graphs of the ``loops`` flavour (most of them ``scan`` loops over a random body), of which with Numba too.
+    loop_graphs: int = 0
+    loop_numba_graphs: int = 0
+    #: Gradients through loops of smooth random bodies (the ``smooth_loops`` flavour) against finite differences.
+    loop_gradients: int = 0
     #: Seconds to shrink one failure, and all of a run's: later failures are printed as found.
     shrink_budget: float = 60.0
     shrink_total: float = 300.0
@@ -79,6 +88,9 @@ class Figures:
     #: Graphs with random variables compared, by (mode, value set); the random rules applied, by rule.
     random_graphs: Counter = field(default_factory=Counter)
     random_rules: Counter = field(default_factory=Counter)
+    #: Graphs of the ``loops`` flavour compared, by (mode, value set); gradients through loops checked.
+    loop_graphs: Counter = field(default_factory=Counter)
+    loop_gradients: int = 0
     generator: GenStats = field(default_factory=GenStats)
     failures: dict[tuple[str, str], Failure] = field(default_factory=dict)
     seconds: Counter = field(default_factory=Counter)
@@ -111,12 +123,16 @@ class Figures:
               for bug, n in self.known_bugs.items()),
             *(f"  (DEBUG: {n} expressions stopped by {what}: a documented difference, or a known bug)"
               for what, n in self.documented.items()),
-            f"gradients checked: {self.gradients} (verify_grad), {self.compiled_gradients} compiled gradients",
+            f"gradients checked: {self.gradients} (verify_grad), {self.compiled_gradients} compiled gradients; "
+            f"{self.loop_gradients} through loops",
             f"replace sequences: {self.edit_sequences} ({self.edit_steps} recorded steps, each replayed)",
             f"round trips: {self.round_trips} (of {self.round_trip_graphs} graphs)",
             "graphs with random variables per mode (special / moderate): " + ", ".join(
                 f"{m} {self.random_graphs[(m, 'special')]} / {self.random_graphs[(m, 'moderate')]}"
                 for m in sorted({m for m, _ in self.random_graphs})),
+            "graphs with loops per mode (special / moderate): " + ", ".join(
+                f"{m} {self.loop_graphs[(m, 'special')]} / {self.loop_graphs[(m, 'moderate')]}"
+                for m in sorted({m for m, _ in self.loop_graphs})),
             "random rules applied (RANDOM_UNSAFE): " + ", ".join(f"{r} {n}" for r, n in sorted(self.random_rules.items())),
             f"generator: {sum(self.generator.built.values())} operations built, {sum(self.generator.refused.values())} "
             f"candidates refused by symlab or NumPy and drawn again, {sum(self.generator.anomalies().values())} "
@@ -194,28 +210,65 @@ def run_random(plan: Plan, figures: Figures, log: Callable[[str], None] = lambda
     figures.seconds["random variables"] += time.perf_counter() - start
 
 
+def run_loops(plan: Plan, figures: Figures, log: Callable[[str], None] = lambda _: None) -> None:
+    """The differential check of the modes on ``plan.loop_graphs`` expressions of the ``loops`` flavour.
+
+    Batch ``i`` is ``generate_batch(plan.seed, LOOP_BATCHES + i, ..., "loops")``: most of its expressions are
+    ``scan`` loops whose bodies are random expressions over sequences, a state and non-sequences (``loops``).
+    """
+    start = time.perf_counter()
+    n_batches = math.ceil(plan.loop_graphs / plan.batch_size)
+    numba_batches = math.ceil(plan.loop_numba_graphs / plan.batch_size)
+    for i in range(n_batches):
+        b = LOOP_BATCHES + i
+        size = min(plan.batch_size, plan.loop_graphs - i * plan.batch_size)
+        batch = generate_batch(plan.seed, b, size, "loops", stats=figures.generator)
+        names = (*LOOP_MODES, "TIERED", "NUMBA") if i < numba_batches else LOOP_MODES
+        _compare_batch(plan, figures, batch, b, names, figures.loop_graphs, False, log)
+        log(f"loops: batch {i + 1}/{n_batches}, {time.perf_counter() - start:.1f} s")
+    figures.seconds["loops"] += time.perf_counter() - start
+
+
+def run_loop_gradients(plan: Plan, figures: Figures, log: Callable[[str], None] = lambda _: None) -> None:
+    """``verify_grad`` and the compiled gradient through ``plan.loop_gradients`` loops of smooth random bodies
+    (batch ``i`` is ``generate_batch(plan.seed, LOOP_GRADIENT_BATCHES + i, ..., "smooth_loops")``)."""
+    start = time.perf_counter()
+    _check_gradients(plan, figures, LOOP_GRADIENT_BATCHES, plan.loop_gradients, "smooth_loops", "loop gradients", log)
+    figures.seconds["loop gradients"] += time.perf_counter() - start
+
+
 def run_gradients(plan: Plan, figures: Figures, log: Callable[[str], None] = lambda _: None) -> None:
     """``verify_grad`` and the compiled gradient of ``plan.gradients`` smooth expressions."""
     start = time.perf_counter()
+    _check_gradients(plan, figures, GRADIENT_BATCHES, plan.gradients, "smooth", "gradients", log)
+    figures.seconds["gradients"] += time.perf_counter() - start
+
+
+def _check_gradients(plan: Plan, figures: Figures, first_batch: int, count: int, flavor: str, check: str,
+                     log: Callable[[str], None]) -> None:
+    """``count`` expressions of ``flavor`` through ``graphs.check_gradient``; failures keyed by ``check``."""
+    start = time.perf_counter()
     per_batch = 10
-    for i in range(math.ceil(plan.gradients / per_batch)):
-        b = GRADIENT_BATCHES + i
-        batch = generate_batch(plan.seed, b, min(per_batch, plan.gradients - i * per_batch), "smooth",
+    for i in range(math.ceil(count / per_batch)):
+        b = first_batch + i
+        batch = generate_batch(plan.seed, b, min(per_batch, count - i * per_batch), flavor,
                                stats=figures.generator, max_ops=5)
         for k, expr in enumerate(batch.exprs):
             problems = graphs.check_gradient(expr, batch.env, seed=k)
-            figures.gradients += 1
-            figures.compiled_gradients += 2
+            if check == "gradients":
+                figures.gradients += 1
+                figures.compiled_gradients += 2
+            else:
+                figures.loop_gradients += 1
             for message in problems:
-                key = ("gradients", "verify_grad" if message.startswith("verify_grad") else "compiled gradient")
+                key = (check, "verify_grad" if message.startswith("verify_grad") else "compiled gradient")
                 if figures.first(key):
                     origin = _origin(plan.seed, b, k)
-                    log(f"gradients: {message[:100]} at {origin}: shrinking")
+                    log(f"{check}: {message[:100]} at {origin}: shrinking")
                     started = time.perf_counter()
                     figures.failures[key] = gradient_failure(expr, batch.env, k, message, origin, figures.budget(plan))
                     figures.seconds["shrinking"] += time.perf_counter() - started
-    log(f"gradients: {figures.gradients}, {time.perf_counter() - start:.1f} s")
-    figures.seconds["gradients"] += time.perf_counter() - start
+    log(f"{check}: {count}, {time.perf_counter() - start:.1f} s")
 
 
 def run_edits(plan: Plan, figures: Figures, log: Callable[[str], None] = lambda _: None) -> None:

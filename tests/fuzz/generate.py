@@ -31,6 +31,7 @@ from symlab.graph.evaluate import evaluate
 from symlab.ifelse import ifelse
 
 from .inner import IFELSE_RATE, PACKAGE_RATE, ifelse_over, package, packaged, substitute
+from .loops import LOOP_RATE, loop_over, looped
 from .ops import OPS, OpKind
 from .randomness import RANDOM_OPS
 from .values import Env, make_env
@@ -111,7 +112,7 @@ class GenStats:
 
 
 # -- building ----------------------------------------------------------------------------------------------
-NAMESPACE: dict[str, Any] = {"st": st, "np": np, "ifelse": ifelse, "packaged": packaged}
+NAMESPACE: dict[str, Any] = {"st": st, "np": np, "ifelse": ifelse, "packaged": packaged, "looped": looped}
 
 
 def apply_template(template: str, args: Sequence[Any]) -> Any:
@@ -158,10 +159,13 @@ class Generator:
     """Draws expressions over one environment, evaluating each new node on both value sets."""
 
     def __init__(self, rng: np.random.Generator, env: Env, smooth: bool = False, stats: GenStats | None = None,
-                 inner_rng: np.random.Generator | None = None, extra_ops: Sequence[OpKind] = ()):
+                 inner_rng: np.random.Generator | None = None, extra_ops: Sequence[OpKind] = (),
+                 loop_rng: np.random.Generator | None = None):
         self.rng = rng
         #: The stream of the inner-graph decorations (``inner``): None, none.
         self.inner_rng = inner_rng
+        #: The stream of the loops (``loops``, the ``loops`` flavour only): None, none.
+        self.loop_rng = loop_rng
         self.env = env
         self.smooth = smooth
         self.stats = stats if stats is not None else GenStats()
@@ -224,7 +228,8 @@ class Generator:
                 built.append(node)
         if not built:  # pragma: no cover - every environment has a float matrix, and st.exp always applies
             raise RuntimeError("the generator could not build any expression")
-        return self.decorate(built[-1], pool)
+        root = self.decorate(built[-1], pool)
+        return self.loop(root, [*pool, root])
 
     def decorate(self, root: Expr, pool: list[Expr]) -> Expr:
         """``root``, maybe made a branch of an ifelse and with subexpressions packaged as ops (``inner``).
@@ -255,9 +260,22 @@ class Generator:
         return root
 
 
+    def loop(self, root: Expr, pool: list[Expr]) -> Expr:
+        """``root``, maybe made a loop over a subexpression of it (``loops``), drawn from :attr:`loop_rng`."""
+        rng = self.loop_rng
+        if rng is None or rng.random() >= LOOP_RATE:
+            return root
+        picked = loop_over(rng, root, [e for e in pool if id(e) in self.vars])
+        node = self._make("looped", *picked) if picked is not None else None
+        return root if node is None else node
+
+
 #: The streams of each flavour: (expressions, inner-graph decorations). ``random`` adds the draws of
-#: :data:`~randomness.RANDOM_OPS` to the catalog (the other flavours' expressions stay what they were).
-FLAVOR_STREAMS = {"differential": (0, 2), "smooth": (1, 3), "random": (4, 5)}
+#: :data:`~randomness.RANDOM_OPS` to the catalog (the other flavours' expressions stay what they were);
+#: ``loops`` makes most expressions loops (:data:`LOOP_STREAM`), ``smooth_loops`` most smooth ones (for gradients).
+FLAVOR_STREAMS = {"differential": (0, 2), "smooth": (1, 3), "random": (4, 5), "loops": (6, 7), "smooth_loops": (9, 10)}
+#: The stream of the ``loops`` flavour's loops.
+LOOP_STREAM = 8
 
 
 def generate_batch(seed: int, index: int, n_exprs: int, flavor: str = "differential",
@@ -267,10 +285,12 @@ def generate_batch(seed: int, index: int, n_exprs: int, flavor: str = "different
         raise ValueError(f"generate_batch: flavor must be one of {sorted(FLAVOR_STREAMS)}, received {flavor!r}")
     stream, inner_stream = FLAVOR_STREAMS[flavor]
     rng = np.random.default_rng([seed, index, stream])
-    env = make_env(rng, "smooth" if flavor == "smooth" else "differential")
+    smooth = flavor in ("smooth", "smooth_loops")
+    env = make_env(rng, "smooth" if smooth else "differential")
     inner_rng = np.random.default_rng([seed, index, inner_stream])
-    gen = Generator(rng, env, smooth=flavor == "smooth", stats=stats, inner_rng=inner_rng,
-                    extra_ops=RANDOM_OPS if flavor == "random" else ())
+    loop_rng = np.random.default_rng([seed, index, LOOP_STREAM]) if flavor in ("loops", "smooth_loops") else None
+    gen = Generator(rng, env, smooth=smooth, stats=stats, inner_rng=inner_rng,
+                    extra_ops=RANDOM_OPS if flavor == "random" else (), loop_rng=loop_rng)
     exprs = [gen.expression(int(rng.integers(1, max_ops + 1))) for _ in range(n_exprs)]
     return Batch(env, exprs, seed, index, flavor)
 

@@ -36,6 +36,11 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--random-graphs", type=int, default=None, help="graphs with random variables (default: graphs / 5)")
     parser.add_argument("--random-numba-graphs", type=int, default=None,
                         help="of which also with NUMBA and TIERED (default: 25)")
+    parser.add_argument("--loop-graphs", type=int, default=None, help="graphs of scan loops (default: graphs / 5)")
+    parser.add_argument("--loop-numba-graphs", type=int, default=None,
+                        help="of which also with NUMBA and TIERED (default: 25)")
+    parser.add_argument("--loop-gradients", type=int, default=None,
+                        help="gradient checks through loops (default: graphs / 10)")
     parser.add_argument("--no-output-edits", action="store_true", help="no add_output/remove_output in the sequences")
     parser.add_argument("--shrink-budget", type=float, default=120.0, help="seconds to shrink each distinct failure")
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
@@ -55,6 +60,8 @@ def main(argv: list[str] | None = None) -> int:
         Plan,
         run_edits,
         run_gradients,
+        run_loop_gradients,
+        run_loops,
         run_modes,
         run_random,
         run_round_trips,
@@ -72,6 +79,9 @@ def main(argv: list[str] | None = None) -> int:
         round_trip_graphs=args.round_trips if args.round_trips is not None else n // 12,
         random_graphs=args.random_graphs if args.random_graphs is not None else n // 5,
         random_numba_graphs=args.random_numba_graphs if args.random_numba_graphs is not None else 25,
+        loop_graphs=args.loop_graphs if args.loop_graphs is not None else n // 5,
+        loop_numba_graphs=args.loop_numba_graphs if args.loop_numba_graphs is not None else 25,
+        loop_gradients=args.loop_gradients if args.loop_gradients is not None else n // 10,
         output_edits=not args.no_output_edits,
         shrink_budget=args.shrink_budget,
     )
@@ -79,7 +89,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"fuzz: seed {seed} (FUZZ_SEED), {plan.graphs} graphs (at least {plan.numba_graphs} with Numba, "
           f"{plan.debug_numba_graphs} with DEBUG's Numba check, in whole batches of {plan.batch_size}), {plan.gradients} gradients, "
           f"{plan.edit_sequences} replace sequences, {plan.round_trip_graphs} graphs through the formats, "
-          f"{plan.random_graphs} graphs with random variables ({plan.random_numba_graphs} with Numba)", flush=True)
+          f"{plan.random_graphs} graphs with random variables ({plan.random_numba_graphs} with Numba), "
+          f"{plan.loop_graphs} graphs of loops ({plan.loop_numba_graphs} with Numba), {plan.loop_gradients} gradients "
+          "through loops", flush=True)
     figures = Figures(seed)
     started = time.perf_counter()
     try:
@@ -88,6 +100,8 @@ def main(argv: list[str] | None = None) -> int:
         run_edits(plan, figures, log)
         run_round_trips(plan, figures, log)
         run_random(plan, figures, log)
+        run_loops(plan, figures, log)
+        run_loop_gradients(plan, figures, log)
     finally:
         if own_cache:
             shutil.rmtree(os.environ["SYMLAB_CACHE_DIR"], ignore_errors=True)

@@ -171,7 +171,8 @@ def _header(body: str) -> str:
         ["import warnings"] if "warnings." in body else [],
         # tests/ is on sys.path in symlab's test suite: the fuzz helpers that found the failure
         ["import numpy as np", *([f"from fuzz.graphs import {', '.join(helpers)}"] if helpers else []),
-         *(["from fuzz.inner import packaged"] if "packaged(" in body else [])],
+         *(["from fuzz.inner import packaged"] if "packaged(" in body else []),
+         *(["from fuzz.loops import looped"] if "looped(" in body else [])],
         [line for line, used in [
             ("import symlab", "symlab." in body),
             ("import symlab.tensor as st", True),

@@ -7,8 +7,9 @@ activations, ``conv2d`` and ``pool_2d``, ``givens`` slicing a shared data set by
 index, updates lists, ``if W is None`` / ``if not W`` tests. The random parts are drawn as the
 tutorials draw them: the denoising autoencoders' corruption and the RBMs' Gibbs samples with
 ``theano_rng.binomial(size=x.shape, n=1, p=..., dtype=floatX)`` of Theano's ``RandomStreams`` or
-``MRG_RandomStreams``, which advance their generators by default updates. Recurrences that need
-``scan`` are unrolled over a fixed number of steps.
+``MRG_RandomStreams``, which advance their generators by default updates. The recurrences here are
+unrolled over a fixed number of steps; the tutorials' own programs, which write them with ``scan``,
+run at the end of this file.
 
 Each model trains a few epochs on small synthetic data with a finite, falling cost, in the
 NumPy and the Numba mode; one SGD step of the logistic regression and of the MLP equals the
@@ -785,8 +786,8 @@ def test_the_tool_renames_the_name_theano_and_nothing_else():
     not Path(load_tool().DEFAULT_SNAPSHOT).is_dir(), reason="no snapshot of lisa-lab/DeepLearningTutorials here"
 )
 def test_the_tutorials_programs_train_with_only_the_renaming():
-    """logistic_sgd, mlp, dA and SdA (whose corruption draws with ``MRG_RandomStreams``); rbm, DBN, rnnslu and
-    lstm need ``scan``."""
+    """logistic_sgd, mlp, dA and SdA (whose corruption draws with ``MRG_RandomStreams``); the programs with
+    ``scan`` (rbm, DBN, rnnslu and lstm) are the next tests."""
     tool = load_tool()
     mods = tool.SnapshotModules(tool.DEFAULT_SNAPSHOT)
     programs = ("logistic_sgd", "mlp", "dA", "SdA")
@@ -799,3 +800,142 @@ def test_the_tutorials_programs_train_with_only_the_renaming():
             assert_falls(means)
     assert len(results[3].costs) == 4
     assert not set(programs) & set(sys.modules)  # the programs' modules are forgotten
+
+
+@pytest.mark.skipif(
+    not Path(load_tool().DEFAULT_SNAPSHOT).is_dir(), reason="no snapshot of lisa-lab/DeepLearningTutorials here"
+)
+def test_the_tutorials_programs_with_scan_train_with_only_the_renaming():
+    """rbm (its Gibbs chain of k=15 steps is a scan drawing from ``RandomStreams`` in its body, returning updates
+    to which rbm.py adds the parameters' and the persistent chain's) and DBN (CD-1 chains of one step, for
+    each of its three RBMs, then finetuning)."""
+    tool = load_tool()
+    mods = tool.SnapshotModules(tool.DEFAULT_SNAPSHOT)
+    programs = ("rbm", "DBN")
+    with mods.installed(), tool.default_mode("NUMPY"):
+        results = [tool.run_program(name, mods) for name in programs]
+    for result in results:
+        assert result.trains, (result.program, result.error, result.trace)
+    rbm, dbn = results
+    assert list(rbm.costs) == ["PCD-15"] and np.all(np.isfinite(rbm.costs["PCD-15"]))
+    assert list(dbn.costs) == ["pretrain 0", "pretrain 1", "pretrain 2", "finetune"]
+    assert all(np.all(np.isfinite(means)) for means in dbn.costs.values())
+    assert_falls(dbn.costs["finetune"])
+
+
+@pytest.mark.skipif(
+    not Path(load_tool().DEFAULT_SNAPSHOT).is_dir(), reason="no snapshot of lisa-lab/DeepLearningTutorials here"
+)
+def test_the_tutorials_recurrent_programs_train_through_time_with_only_the_renaming():
+    """rnnslu (an Elman network: scan over the words of a sentence, a state and a mapped softmax row) and lstm
+    (scan over time steps with masks, adadelta on the gradient through time) train with their own drivers."""
+    tool = load_tool()
+    mods = tool.SnapshotModules(tool.DEFAULT_SNAPSHOT)
+    with mods.installed(), tool.default_mode("NUMPY"):
+        results = [tool.run_program(name, mods) for name in ("rnnslu", "lstm")]
+    for result in results:
+        assert result.trains, (result.program, result.error, result.trace)
+        (means,) = result.costs.values()
+        assert_falls(means)
+
+
+def elman_sgd_step_in_numpy(params, windows, labels, lr):
+    """One step of rnnslu's ``sentence_train`` written in NumPy: the NLL, then backpropagation through time.
+
+    ``params``: emb, wx, wh, w, bh, b, h0 (rnnslu's order); ``windows``: the context windows (word indices, -1
+    the padding row, as ``emb[idxs]`` reads it). Returns the NLL and the parameters after the step."""
+    emb, wx, wh, w, bh, b, h0 = params
+    n, (_, de) = len(windows), emb.shape
+    x = emb[windows].reshape(n, -1)
+    hs, ps, h = [], [], h0
+    for t in range(n):
+        h = 1 / (1 + np.exp(-(x[t] @ wx + h @ wh + bh)))
+        o = h @ w + b
+        p = np.exp(o - o.max()) / np.exp(o - o.max()).sum()
+        hs.append(h)
+        ps.append(p)
+    nll = -np.mean([np.log(ps[t][labels[t]]) for t in range(n)])
+    grads = [np.zeros_like(v) for v in params]
+    g_emb, g_wx, g_wh, g_w, g_bh, g_b, g_h0 = grads
+    dh_next = np.zeros_like(h0)
+    for t in reversed(range(n)):
+        do = ps[t].copy()
+        do[labels[t]] -= 1
+        do /= n
+        g_w += np.outer(hs[t], do)
+        g_b += do
+        da = (do @ w.T + dh_next) * hs[t] * (1 - hs[t])
+        g_wx += np.outer(x[t], da)
+        h_prev = hs[t - 1] if t else h0
+        g_wh += np.outer(h_prev, da)
+        g_bh += da
+        dh_next = da @ wh.T
+        np.add.at(g_emb, windows[t], (da @ wx.T).reshape(-1, de))
+    g_h0 += dh_next
+    return nll, [v - lr * g for v, g in zip(params, grads)]
+
+
+@pytest.mark.skipif(
+    not Path(load_tool().DEFAULT_SNAPSHOT).is_dir(), reason="no snapshot of lisa-lab/DeepLearningTutorials here"
+)
+def test_one_step_of_rnnslu_equals_backpropagation_through_time_in_numpy():
+    """rnnslu.py's own ``RNNSLU`` (scan over a sentence; ``T.grad`` through the scan): its cost and its seven
+    parameters after one ``sentence_train`` step equal the same step written in NumPy."""
+    tool = load_tool()
+    mods = tool.SnapshotModules(tool.DEFAULT_SNAPSHOT)
+    with mods.installed(), tool.default_mode("NUMPY"):
+        m = mods.load("rnnslu")
+        np.random.seed(34)  # RNNSLU draws its initial weights from NumPy's global generator
+        rnn = m.RNNSLU(nh=5, nc=3, ne=9, de=4, cs=3)
+        sentence = [2, 7, 0, 8]
+        windows = np.asarray(m.contextwin(sentence, 3), dtype="int32")
+        labels = np.array([1, 0, 2, 1], dtype="int32")
+        before = [p.get_value() for p in rnn.params]
+        before[-1] = before[-1] + np.linspace(-0.5, 0.5, 5)  # a nonzero h0, so that its gradient shows
+        rnn.h0.set_value(before[-1])
+        nll = rnn.sentence_train(windows, labels, 0.3)
+        after = [p.get_value() for p in rnn.params]
+    want_nll, want = elman_sgd_step_in_numpy(before, windows, labels, 0.3)
+    assert float(nll) == pytest.approx(want_nll, rel=1e-12)
+    for param, got, expected in zip(rnn.params, after, want):
+        np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-13, err_msg=param.name)
+
+
+@pytest.mark.skipif(
+    not Path(load_tool().DEFAULT_SNAPSHOT).is_dir(), reason="no snapshot of lisa-lab/DeepLearningTutorials here"
+)
+def test_the_gibbs_chain_of_rbm_py_equals_numpy_replaying_its_generators():
+    """rbm.py's CD-k chain: ``scan(self.gibbs_hvh, outputs_info=[None] * 5 + [chain_start], n_steps=k)``, whose
+    body draws from rbm.py's ``RandomStreams`` (``MRG_RandomStreams``: a binomial is ``uniform(size) < p``; two new
+    generators, carried through the loop and returned as updates). NumPy, given copies of the two generators,
+    replays the chain: the same samples, bit for bit."""
+    tool = load_tool()
+    mods = tool.SnapshotModules(tool.DEFAULT_SNAPSHOT)
+    with mods.installed(), tool.default_mode("NUMPY"):
+        m = mods.load("rbm")
+        numpy_rng = np.random.RandomState(34)
+        rbm = m.RBM(input=T.matrix("x"), n_visible=6, n_hidden=4, numpy_rng=numpy_rng,
+                    theano_rng=m.RandomStreams(numpy_rng.randint(2**30)))
+        rbm.hbias.set_value(np.linspace(-1.0, 1.0, 4))
+        rbm.vbias.set_value(np.linspace(0.5, -0.5, 6))
+        start = T.matrix("start")
+        outputs, updates = symlab.scan(rbm.gibbs_hvh, outputs_info=[None, None, None, None, None, start], n_steps=3,
+                                       name="gibbs_hvh")
+        v_generator, h_generator = updates  # the body draws v, then h
+        chain = symlab.function([start], [outputs[1], outputs[2], outputs[5]], updates=updates)
+        replay_v, replay_h = v_generator.get_value(), h_generator.get_value()
+        W, hbias, vbias = rbm.W.get_value(), rbm.hbias.get_value(), rbm.vbias.get_value()
+        h0 = (np.random.default_rng(0).random((5, 4)) < 0.5).astype(floatx())
+        for _ in range(2):  # the second call goes on from the generators the first one left
+            v_means, v_samples, h_samples = chain(h0)
+            h = h0
+            for t in range(3):
+                v_mean = 1 / (1 + np.exp(-(h @ W.T + vbias)))
+                np.testing.assert_allclose(v_means[t], v_mean, rtol=1e-13)
+                v = (replay_v.uniform(0.0, 1.0, size=v_mean.shape) < v_means[t]).astype(floatx())
+                np.testing.assert_array_equal(v_samples[t], v)
+                h_mean = 1 / (1 + np.exp(-(v @ W + hbias)))
+                h = (replay_h.uniform(0.0, 1.0, size=h_mean.shape) < h_mean).astype(floatx())
+                np.testing.assert_array_equal(h_samples[t], h)
+        assert v_generator.get_value().bit_generator.state == replay_v.bit_generator.state
+        assert h_generator.get_value().bit_generator.state == replay_h.bit_generator.state

@@ -8,7 +8,8 @@ section. The examples themselves run, renamed and compared with what the page sh
 tool's manifest of exclusions and adaptations without needing the snapshot.
 
 Random variables (``prng.rst``) are tested in ``tests/tensor/random/test_random_prng_tutorial.py``.
-Not covered because symlab does not have it yet: ``scan`` (``loop``, the scan-based jacobian/hessian of ``gradients``). ``ifelse``
+``scan`` (``loop``, the scan-based jacobian/hessian of ``gradients``) is tested in every mode in
+``tests/scan/test_scan_modes.py``. ``ifelse``
 (``conditions``) is tested in ``tests/programs/test_ifelse_conditions.py``, ``OpFromGraph`` in
 ``tests/compile/test_builders.py``. Functions compile in the ``NUMPY`` mode unless the example is
 about a mode.
@@ -803,20 +804,19 @@ def test_tool_manifest_is_consistent(tutorial_tool):
     """Exclusions name examples as ``page:number`` with a known reason; adapted examples are not excluded;
     the counts by reason are the ones reported on the issue."""
     manifest = sys.modules["tutorial_manifest"]
-    reasons = {manifest.SCAN, manifest.JAX, manifest.FRAGMENT}
+    reasons = {manifest.JAX, manifest.FRAGMENT}
     for ident, reason in manifest.EXCLUDED.items():
         assert re.fullmatch(r"[a-z_]+:[1-9]\d*", ident), ident
-        assert reason in reasons or reason.startswith((manifest.PAGE_ERROR, manifest.FRAGMENT, manifest.SCAN)), (
-            ident, reason)
+        assert reason in reasons or reason.startswith((manifest.PAGE_ERROR, manifest.FRAGMENT)), (ident, reason)
     assert not manifest.adapted_ids() & set(manifest.EXCLUDED)
     counts: dict[str, int] = {}
     for reason in manifest.EXCLUDED.values():
         counts[reason] = counts.get(reason, 0) + 1
-    # since issue 33 (random variables) every example of prng.rst, examples.rst and shape_info.rst runs but those
-    # needing scan or JAX, and prng:35 (an error of the page)
-    assert len(manifest.EXCLUDED) == 34
-    assert counts[manifest.SCAN] == 13 and counts[manifest.JAX] == 5 and counts[manifest.FRAGMENT] == 7
-    assert counts[manifest.SCAN + ", with random draws in its steps"] == 4
+    # since issue 34 (scan) every example of loop.rst and gradients.rst runs, and every one of prng.rst but those
+    # needing JAX and prng:35 (an error of the page)
+    assert len(manifest.EXCLUDED) == 17
+    assert counts[manifest.JAX] == 5 and counts[manifest.FRAGMENT] == 7
+    assert not [ident for ident in manifest.EXCLUDED if ident.startswith(("loop:", "gradients:"))]
     for ident, wants in manifest.SYMLAB_OUTPUT.items():
         assert wants and all(isinstance(line, int) and line > 0 for line in wants), ident
         assert all("pytensor" not in str(want).lower() for want in wants.values()), ident

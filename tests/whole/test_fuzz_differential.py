@@ -10,6 +10,9 @@ bounded campaign of them (``make fuzz`` runs a longer one):
 * 100 gradients of random smooth costs against finite differences (``verify_grad``), and compiled;
 * 40 random sequences of ``replace``/rules/refused edits, each step checked and replayed;
 * 40 graphs, and their optimized graphs, through every DAG format and back;
+* 100 random graphs of loops (``scan`` over a random body: sequences stacked from the inputs, a state read
+  back, non-sequences; every iteration's values or the last), compared with the unoptimized graph in NUMPY,
+  FAST_COMPILE and DEBUG; 40 gradients through loops of smooth random bodies against finite differences;
 * 100 random graphs with random variables (draws of every distribution, views of draws, chains of draws; each
   draw's generator seeded from the plan's seed), every call starting from the same generator states, compared
   with the unoptimized graph in NUMPY, FAST_COMPILE, DEBUG and RANDOM_UNSAFE (the lifts and the sidestep, which
@@ -21,7 +24,7 @@ prints the seed, where it happened and a minimal reproduction to paste into a te
 The bugs the fuzzer found are reproduced, minimal, by the tests at the end, each saying what was wrong. A
 bug not fixed yet is kept out of the random runs (``fuzz.modes.KNOWN_ERRORS`` and the generator's weights
 name its test) and its test is marked ``xfail(strict=True)``: fixing the bug makes the test pass, which
-fails the run until the mark (and the exclusion) is removed. None is open today.
+fails the run until the mark (and the exclusion) is removed. None is open.
 """
 
 from __future__ import annotations
@@ -34,12 +37,16 @@ import numpy as np
 import pytest
 from fuzz.campaign import (
     DEFAULT_SEED,
+    LOOP_BATCHES,
+    LOOP_MODES,
     RANDOM_BATCHES,
     RANDOM_MODES,
     Figures,
     Plan,
     run_edits,
     run_gradients,
+    run_loop_gradients,
+    run_loops,
     run_modes,
     run_random,
     run_round_trips,
@@ -56,7 +63,8 @@ from symlab.rewriting import GraphRewriter, RewriteContext, RewriteTrace
 
 SEED = int(os.environ.get("FUZZ_SEED", DEFAULT_SEED))
 PLAN = Plan(seed=SEED, graphs=500, numba_graphs=50, debug_numba_graphs=0, gradients=100, edit_sequences=40,
-            round_trip_graphs=40, random_graphs=100, random_numba_graphs=0, shrink_budget=20.0, shrink_total=40.0)
+            round_trip_graphs=40, random_graphs=100, random_numba_graphs=0, loop_graphs=100, loop_numba_graphs=0, loop_gradients=40,
+            shrink_budget=20.0, shrink_total=40.0)
 
 
 def assert_nothing_failed(figures: Figures) -> None:
@@ -113,6 +121,36 @@ def test_random_graphs_with_draws_agree_from_the_same_generator_states():
         assert set(figures.random_rules) == set(RANDOM_RULES), figures.random_rules
     assert not figures.generator.anomalies()
     assert_nothing_failed(figures)
+
+
+def test_random_loops_agree_in_every_mode():
+    figures = Figures(SEED)
+    run_loops(PLAN, figures)
+    for config in ("special", "moderate"):
+        for mode in ("UNOPTIMIZED", *LOOP_MODES):
+            assert figures.loop_graphs[(mode, config)] == PLAN.loop_graphs, (mode, config)
+    loops = figures.generator.built["looped"]
+    assert loops >= PLAN.loop_graphs // 2, f"only {loops} of {PLAN.loop_graphs} graphs are loops"
+    assert not figures.generator.anomalies()
+    assert_nothing_failed(figures)
+
+
+def test_gradients_through_random_loops_match_finite_differences():
+    figures = Figures(SEED)
+    run_loop_gradients(PLAN, figures)
+    assert figures.loop_gradients == PLAN.loop_gradients
+    assert figures.generator.built["looped"] >= PLAN.loop_gradients // 2
+    assert_nothing_failed(figures)
+
+
+def test_the_loop_generator_covers_sequences_states_and_their_options():
+    """Over a few batches, loops with sequences (some read backwards), with a state, mapped ones, non-sequences,
+    a drawn n_steps, and the last value only."""
+    lines = [line for i in range(4) for line in code_of(generate_batch(SEED, LOOP_BATCHES + i, 25, "loops").exprs)]
+    loops = [line for line in lines if "looped(" in line]
+    for piece in ("sequences=[st.stack(", "state=", "non_sequences=[", "n_steps=", "backwards=True", "last=True"):
+        assert any(piece in line for line in loops), piece
+    assert any("state=" not in line for line in loops)  # mapped: the body's value of each iteration
 
 
 # -- the fuzzer itself --------------------------------------------------------------------------------------------
@@ -193,6 +231,17 @@ def test_the_shrinker_finds_the_smallest_failing_expression():
 
 
 # -- bugs found by the fuzzer (minimal reproductions; an open one is a strict xfail: fix, then remove the mark) ----
+def test_a_loop_of_no_iteration_has_the_shape_infer_shape_says():
+    """Found by the fuzzer (DEBUG's BadInferShape): a loop mapping ``arcsin`` over ``d`` for 0 iterations. The
+    body never runs, so ``perform`` made every unknown dimension 0 (as PyTensor's does), while ``infer_shape``
+    knows the entry's shape from the non-sequence. Fixed: with no iteration, ``perform`` runs the body once on
+    stand-ins to learn each entry's shape."""
+    d = st.dmatrix("d")
+    out, _ = symlab.scan(lambda v: st.arcsin(v), non_sequences=[d], n_steps=0)
+    value, shape = symlab.function([d], [out, out.shape], mode="NUMPY")(np.ones((3, 4)))
+    assert value.shape == tuple(shape) == (0, 3, 4)
+
+
 @pytest.mark.numba
 @pytest.mark.parametrize("case", ["0-d", "static (1,)"])
 def test_numba_compiles_an_inplace_elemwise_on_one_element(monkeypatch, case):
