@@ -65,13 +65,19 @@ def inline_small_ofg(fgraph: FunctionGraph, node: Apply) -> list[Any] | None:
 
 
 class InnerGraphRewriter(GraphRewriter):
-    """Rewrite the inner graph of each ``OpFromGraph`` node with the running query (see the module)."""
+    """Rewrite the inner graph of each node of ``op_class`` with the running query (see the module).
 
-    def __init__(self) -> None:
-        super().__init__("ofg_inner_graph")
+    ``ofg_inner_graph`` is the one of ``OpFromGraph``; a scan's body is rewritten by another
+    (``scan_inner_graph``, :mod:`symlab.scan.inner_rewrite`). ``what`` names the inner graph in the reason.
+    """
+
+    def __init__(self, name: str = "ofg_inner_graph", op_class: type = OpFromGraph, what: str = "inner graph") -> None:
+        super().__init__(name)
+        self.op_class = op_class
+        self.what = what
 
     def apply(self, fgraph: FunctionGraph, ctx: RewriteContext) -> bool:
-        nodes = [n for n in fgraph.toposort() if isinstance(n.op, OpFromGraph) and not n.op.inner_rewritten]
+        nodes = [n for n in fgraph.toposort() if isinstance(n.op, self.op_class) and not n.op.inner_rewritten]
         if not nodes:
             return False
         recipe = getattr(ctx.trace, "recipe", None)
@@ -81,13 +87,16 @@ class InnerGraphRewriter(GraphRewriter):
         changed = False
         for node in nodes:
             new_op = rewritten_op(node.op, include, exclude, db)
-            reason = f"inner graph rewritten with include={list(include)} exclude={list(exclude)}"
+            reason = f"{self.what} rewritten with include={list(include)} exclude={list(exclude)}"
             changed = ctx.replace(self, new_op.make_node(*node.inputs).outputs, node=node, reason=reason) or changed
         return changed
 
 
-def rewritten_op(op: OpFromGraph, include: tuple[str, ...], exclude: tuple[str, ...], db: Any = None) -> OpFromGraph:
-    """A copy of ``op`` whose inner graph is rewritten with the query (kept on ``op``, made once per query)."""
+def rewritten_op(op: Any, include: tuple[str, ...], exclude: tuple[str, ...], db: Any = None) -> Any:
+    """A copy of ``op`` whose inner graph is rewritten with the query (kept on ``op``, made once per query).
+
+    ``op`` is an ``OpFromGraph`` or another op with ``fgraph``, ``clone_with_inner_graph`` and
+    ``inner_rewritten`` (a ``Scan``)."""
     key = (include, exclude, id(db))
     cache = op.__dict__.setdefault("_rewritten_ops", {})
     got = cache.get(key)

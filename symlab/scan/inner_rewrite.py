@@ -26,33 +26,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from symlab.graph.fg import FunctionGraph
-from symlab.rewriting.basic import GraphRewriter
-from symlab.rewriting.context import RewriteContext
-from symlab.rewriting.db import register, rewrite_fgraph
+from symlab.compile.builders_rewrites import InnerGraphRewriter, rewritten_op
+from symlab.rewriting.db import register
 from symlab.scan.op import Scan
-
-
-class ScanInnerGraphRewriter(GraphRewriter):
-    """Rewrite the body of each ``Scan`` node with the running query, ``inplace`` rules left out."""
-
-    def __init__(self) -> None:
-        super().__init__("scan_inner_graph")
-
-    def apply(self, fgraph: FunctionGraph, ctx: RewriteContext) -> bool:
-        nodes = [n for n in fgraph.toposort() if isinstance(n.op, Scan) and not n.op.inner_rewritten]
-        if not nodes:
-            return False
-        recipe = getattr(ctx.trace, "recipe", None)
-        include = tuple(recipe.include) if recipe is not None else ("fast_run",)
-        exclude = (*(recipe.exclude if recipe is not None else ()), "inplace")
-        db = recipe.db if recipe is not None else None
-        changed = False
-        for node in nodes:
-            new_op = rewritten_scan(node.op, include, exclude, db)
-            reason = f"loop body rewritten with include={list(include)} exclude={list(exclude)}"
-            changed = ctx.replace(self, new_op.make_node(*node.inputs).outputs, node=node, reason=reason) or changed
-        return changed
 
 
 def rewritten_scan(op: Scan, include: tuple[str, ...], exclude: tuple[str, ...], db: Any = None) -> Scan:
@@ -67,19 +43,10 @@ def rewritten_scan(op: Scan, include: tuple[str, ...], exclude: tuple[str, ...],
     >>> new is rewritten_scan(op, ("fast_run",), ("inplace",)), new.inner_rewritten, op.inner_rewritten
     (True, True, False)
     """
-    key = (include, exclude, id(db))
-    cache = op.__dict__.setdefault("_rewritten_ops", {})
-    got = cache.get(key)
-    if got is None:
-        inner = op.fgraph.clone()
-        trace = rewrite_fgraph(inner, include, exclude, db=db)
-        got = op.clone_with_inner_graph(inner, inner_rewritten=True)
-        got.inner_trace = trace
-        got.__dict__["_rewritten_ops"] = {}
-        cache[key] = got
-    return got
+    return rewritten_op(op, include, exclude, db)
 
 
-scan_inner_graph = register(ScanInnerGraphRewriter(), "specialize", "fast_compile", name="scan_inner_graph")
+scan_inner_graph = register(InnerGraphRewriter("scan_inner_graph", Scan, "loop body"), "specialize", "fast_compile",
+                            name="scan_inner_graph")
 
-__all__ = ["ScanInnerGraphRewriter", "rewritten_scan", "scan_inner_graph"]
+__all__ = ["rewritten_scan", "scan_inner_graph"]

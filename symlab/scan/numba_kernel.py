@@ -47,7 +47,7 @@ from symlab.compile.linker_numpy import outputs_to_copy
 from symlab.compile.numba.codegen import dtype_src
 from symlab.compile.numba.kernel_source import _split_shared
 from symlab.compile.numba.kernels import Kernel, NoKernel, RunsOnNumpy, register_kernel, register_private_copies
-from symlab.compile.numba.kernels_inner_graph import _helper, constant_source
+from symlab.compile.numba.kernels_inner_graph import _helper, constant_source, inner_calls
 from symlab.graph.basic import Apply, Constant, Variable
 from symlab.scan.op import Scan
 from symlab.tensor.random.op import RandomVariable
@@ -165,27 +165,8 @@ def scan_kernel(op: Scan, node: Apply, name: str) -> Kernel:
             globals_[got] = constant_source(v.data)
         return got
 
-    counter = 0
-    for inner in fg.toposort():
-        try:
-            hname, source, hglobals = _helper(_inplace_draw(inner) if inner in in_place else inner)
-        except RunsOnNumpy as err:
-            raise RunsOnNumpy(f"{where}: its body's op {inner.op} runs on NumPy ({err})") from None
-        except NoKernel as err:
-            raise NoKernel(f"{where}: its body's op {inner.op} has no Numba kernel ({err})") from None
-        rest, shared = _split_shared(source)
-        for bname, block in shared:
-            blocks.setdefault(bname, block)
-        if rest.strip():
-            blocks.setdefault(hname + " rest", rest.strip("\n") + "\n")
-        globals_.update(hglobals)
-        call_args = ", ".join(ref(v) for v in inner.inputs)
-        outs = []
-        for out in inner.outputs:
-            refs[out] = f"v{counter}"
-            outs.append(refs[out])
-            counter += 1
-        loop.append(f"{', '.join(outs)} = {hname}({call_args})")
+    loop += inner_calls(fg.toposort(), lambda inner: _helper(_inplace_draw(inner) if inner in in_place else inner),
+                        lambda inner: f"{where}: its body's op {inner.op}", ref, refs, blocks, globals_)
     # -- storing the new entries ---------------------------------------------------------------------------
     for j in range(info.n_states):
         value, ndim = ref(fg.outputs[j]), fg.outputs[j].type.ndim

@@ -88,6 +88,48 @@ def _helper(node: Apply) -> tuple[str, str, dict[str, str]]:
     return name, source, globals_
 
 
+def inner_calls(
+    nodes: list[Apply],
+    helper: Any,
+    describe: Any,
+    ref: Any,
+    refs: dict[Variable, str],
+    blocks: dict[str, str],
+    globals_: dict[str, str],
+) -> list[str]:
+    """The source lines calling each inner node's kernel in turn, ``v0, v1 = helper(a0, a1)``.
+
+    ``helper(node)`` gives the node's kernel as ``(name, source, globals)`` (:func:`_helper`); its shared
+    blocks go into ``blocks`` and its globals into ``globals_``; ``ref(variable)`` names an argument, and
+    each output's name is written into ``refs``. ``describe(node)`` says which inner node it is when its
+    kernel is missing or runs on NumPy (the error then names it). An ``OpFromGraph``'s kernel and a scan's
+    loop call their inner graphs this way.
+    """
+    lines: list[str] = []
+    counter = 0
+    for inner in nodes:
+        try:
+            hname, source, hglobals = helper(inner)
+        except RunsOnNumpy as err:
+            raise RunsOnNumpy(f"{describe(inner)} runs on NumPy ({err})") from None
+        except NoKernel as err:
+            raise NoKernel(f"{describe(inner)} has no Numba kernel ({err})") from None
+        rest, shared = _split_shared(source)
+        for bname, block in shared:
+            blocks.setdefault(bname, block)
+        if rest.strip():
+            blocks.setdefault(hname + " rest", rest.strip("\n") + "\n")
+        globals_.update(hglobals)
+        args = ", ".join(ref(v) for v in inner.inputs)
+        outs = []
+        for out in inner.outputs:
+            refs[out] = f"v{counter}"
+            outs.append(refs[out])
+            counter += 1
+        lines.append(f"{', '.join(outs)} = {hname}({args})")
+    return lines
+
+
 @register_kernel(OpFromGraph)
 def ofg_kernel(op: OpFromGraph, node: Apply, name: str) -> Kernel:
     """The kernel of a node of ``op`` (see the module's docstring)."""
@@ -96,7 +138,6 @@ def ofg_kernel(op: OpFromGraph, node: Apply, name: str) -> Kernel:
     globals_: dict[str, str] = {}
     blocks: dict[str, str] = {}
     body: list[str] = []
-    counter = 0
 
     def ref(v: Variable) -> str:
         got = refs.get(v)
@@ -110,26 +151,8 @@ def ofg_kernel(op: OpFromGraph, node: Apply, name: str) -> Kernel:
             refs[v] = got
         return got
 
-    for inner in fg.toposort():
-        try:
-            hname, source, hglobals = _helper(inner)
-        except RunsOnNumpy as err:
-            raise RunsOnNumpy(f"inner op {inner.op} of {op} runs on NumPy ({err})") from None
-        except NoKernel as err:
-            raise NoKernel(f"inner op {inner.op} of {op} has no Numba kernel ({err})") from None
-        rest, shared = _split_shared(source)
-        for bname, block in shared:
-            blocks.setdefault(bname, block)
-        if rest.strip():
-            blocks.setdefault(hname + " rest", rest.strip("\n") + "\n")
-        globals_.update(hglobals)
-        args = ", ".join(ref(v) for v in inner.inputs)
-        outs = []
-        for out in inner.outputs:
-            refs[out] = f"v{counter}"
-            outs.append(refs[out])
-            counter += 1
-        body.append(f"{', '.join(outs)} = {hname}({args})")
+    body += inner_calls(fg.toposort(), _helper, lambda inner: f"inner op {inner.op} of {op}", ref, refs, blocks,
+                        globals_)
     copied = set(outputs_to_copy(fg))
     results = []
     for k, out in enumerate(fg.outputs):
@@ -143,4 +166,4 @@ def ofg_kernel(op: OpFromGraph, node: Apply, name: str) -> Kernel:
     return Kernel(name, "\n\n".join([*blocks.values(), main]), dict(sorted(globals_.items())))
 
 
-__all__ = ["MAX_EMBEDDED_CONSTANT", "constant_source", "ofg_kernel"]
+__all__ = ["MAX_EMBEDDED_CONSTANT", "constant_source", "inner_calls", "ofg_kernel"]
