@@ -60,7 +60,55 @@ from symlab.graph.traversal import clone_get_equiv, clone_replace, graph_inputs
 COMPILE_KWARGS = frozenset({"mode", "on_unused_input", "allow_input_downcast", "profile", "accept_inplace"})
 
 
-class OpFromGraph(HasInnerGraph, Op):
+class KeyedInnerGraphOp:
+    """Identity, name and pickling of an op with an inner graph, from its canonical form ``_key``.
+
+    A subclass defines ``_key`` (a ``cached_property``: equal keys, equal computations; names do not count),
+    ``user_name``, ``_reset_caches()`` (which drops ``_key`` and ``_hash``) and lists in :attr:`DERIVED` what
+    its caches hold, which pickling leaves out. ``OpFromGraph`` and ``Scan`` are two.
+    """
+
+    #: The attributes made from the others (caches, locks, the compiled inner graph): not pickled.
+    DERIVED: tuple[str, ...] = ("_runner", "_runner_lock", "_key", "_hash", "_rewritten_ops")
+    _key: tuple[Any, ...]
+    user_name: str | None
+
+    def _reset_caches(self) -> None:
+        raise NotImplementedError(f"{type(self).__name__} must define _reset_caches()")
+
+    @cached_property
+    def _hash(self) -> int:
+        return hash((type(self), self._key))
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        return type(self) is type(other) and self._hash == other._hash and self._key == other._key  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    @property
+    def name(self) -> str:
+        return str(self)
+
+    @name.setter
+    def name(self, value: str) -> None:
+        self.user_name = value
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        for derived in self.DERIVED:
+            state.pop(derived, None)
+        state["inner_trace"] = None  # the rewrite's trace holds the rules themselves
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._reset_caches()
+
+
+class OpFromGraph(KeyedInnerGraphOp, HasInnerGraph, Op):
     """An op whose meaning is the graph from ``inputs`` to ``outputs`` (see the module's docstring).
 
     ``inline=True`` asks compilation to replace each node by its inner graph. ``lop_overrides``
@@ -83,6 +131,7 @@ class OpFromGraph(HasInnerGraph, Op):
     symlab.graph.basic.MissingInputError: OpFromGraph: output 0 needs w (TensorType(float64, (?,))), which is neither among the inputs ['x'] nor a shared variable nor a constant; add it to the inputs
     """
 
+    DERIVED = (*KeyedInnerGraphOp.DERIVED, "_lop_cache", "_rop_cache", "_computed_pattern")
     #: True for the copies the rewrite ``ofg_inner_graph`` made (their inner graph is rewritten already).
     inner_rewritten: bool = False
 
@@ -202,40 +251,8 @@ class OpFromGraph(HasInnerGraph, Op):
             None if self._given_pattern is None else tuple(map(tuple, self._given_pattern)),
         )
 
-    @cached_property
-    def _hash(self) -> int:
-        return hash((type(self), self._key))
-
-    def __eq__(self, other: object) -> bool:
-        if self is other:
-            return True
-        return type(self) is type(other) and self._hash == other._hash and self._key == other._key  # type: ignore[attr-defined]
-
-    def __hash__(self) -> int:
-        return self._hash
-
     def __str__(self) -> str:
         return f"{'OpFromGraph' if self.user_name is None else self.user_name}{{inline={self.is_inline}}}"
-
-    @property
-    def name(self) -> str:  # type: ignore[override]
-        return str(self)
-
-    @name.setter
-    def name(self, value: str) -> None:
-        self.user_name = value
-
-    def __getstate__(self) -> dict[str, Any]:
-        state = dict(self.__dict__)
-        for derived in ("_runner", "_runner_lock", "_lop_cache", "_rop_cache", "_key", "_hash", "_rewritten_ops",
-                        "_computed_pattern"):
-            state.pop(derived, None)
-        state["inner_trace"] = None  # the rewrite's trace holds the rules themselves
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self._reset_caches()
 
     # -- building nodes ------------------------------------------------------------------------
     def make_node(self, *inputs: Any) -> Apply:
@@ -404,4 +421,4 @@ def inline_outputs(op: OpFromGraph, inputs: Sequence[Variable]) -> list[Variable
     return clone_replace(list(op.fgraph.outputs), dict(zip(op.fgraph.inputs, inputs)))
 
 
-__all__ = ["COMPILE_KWARGS", "OpFromGraph", "inline_outputs", "io_connection_pattern"]
+__all__ = ["COMPILE_KWARGS", "KeyedInnerGraphOp", "OpFromGraph", "inline_outputs", "io_connection_pattern"]

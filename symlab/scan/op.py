@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from symlab.compile.builders import _graph_key, _inner_fgraph, io_connection_pattern
+from symlab.compile.builders import KeyedInnerGraphOp, _graph_key, _inner_fgraph, io_connection_pattern
 from symlab.graph.basic import Apply, Variable
 from symlab.graph.fg import FunctionGraph
 from symlab.graph.inner_graph import HasInnerGraph, InnerSection
@@ -48,7 +48,7 @@ class ScanError(ValueError):
     """A scan's inputs do not fit its loop (a short sequence, a negative ``n_steps``, a state changing shape)."""
 
 
-class Scan(HasInnerGraph, Op):
+class Scan(KeyedInnerGraphOp, HasInnerGraph, Op):
     """A loop: the inner graph from ``inner_inputs`` to ``inner_outputs`` run ``n_steps`` times.
 
     ``info`` lays out the inputs and outputs (:class:`~symlab.scan.info.ScanInfo`). ``name`` shows in
@@ -57,6 +57,7 @@ class Scan(HasInnerGraph, Op):
     mode the user asked for the body (kept, as PyTensor does; the body is compiled with the function's).
     """
 
+    DERIVED = (*KeyedInnerGraphOp.DERIVED, "_pattern")
     #: The copies ``scan_inner_graph`` made (their body is rewritten already).
     inner_rewritten: bool = False
 
@@ -226,40 +227,9 @@ class Scan(HasInnerGraph, Op):
     def _key(self) -> tuple[Any, ...]:
         return (self.info, _graph_key(self._fgraph))
 
-    @cached_property
-    def _hash(self) -> int:
-        return hash((type(self), self._key))
-
-    def __eq__(self, other: object) -> bool:
-        if self is other:
-            return True
-        return type(self) is type(other) and self._hash == other._hash and self._key == other._key  # type: ignore[attr-defined]
-
-    def __hash__(self) -> int:
-        return self._hash
-
     def __str__(self) -> str:
         name = "scan_fn" if self.user_name is None else self.user_name
         return f"Scan{{{name}{', while' if self.info.as_while else ''}}}"
-
-    @property
-    def name(self) -> str:  # type: ignore[override]
-        return str(self)
-
-    @name.setter
-    def name(self, value: str) -> None:
-        self.user_name = value
-
-    def __getstate__(self) -> dict[str, Any]:
-        state = dict(self.__dict__)
-        for derived in ("_runner", "_runner_lock", "_key", "_hash", "_pattern"):
-            state.pop(derived, None)
-        state["inner_trace"] = None
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self._reset_caches()
 
     # -- building nodes ---------------------------------------------------------------------------------
     def make_node(self, *inputs: Any) -> Apply:
