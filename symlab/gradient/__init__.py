@@ -3,7 +3,8 @@
 - :mod:`~symlab.gradient.reverse_mode`: ``grad`` (reverse mode, through each op's ``L_op``), and
   ``Lop``, ``Rop``, ``jacobian``, ``hessian`` built on it;
 - :mod:`~symlab.gradient.products`: PyTensor 3's ``pullback``, ``pushforward``, ``hessian_vector_product``;
-- :mod:`~symlab.gradient.verify`: ``verify_grad``, a gradient checked against finite differences.
+- :mod:`~symlab.gradient.verify`: ``verify_grad``, a gradient checked against finite differences;
+- :mod:`~symlab.gradient.walk`: ``GradWalk``, grad's walk recorded step by step (what the grad stepper plays).
 
 >>> import numpy as np
 >>> import symlab
@@ -27,6 +28,7 @@ from symlab.gradient.reverse_mode import (
     jacobian,
 )
 from symlab.gradient.verify import GradientError, verify_grad
+from symlab.gradient.walk import GradObserver, GradStep, GradWalk
 
 # Theano and PyTensor offer these as ``tensor.grad``... too (seed 003 writes ``T.grad``): the tensor package, a
 # layer below, names them; this layer gives it the functions.
@@ -36,6 +38,9 @@ _tensor.register_gradient_functions(
 
 __all__ = [
     "DisconnectedInputError",
+    "GradObserver",
+    "GradStep",
+    "GradWalk",
     "GradientError",
     "Lop",
     "NullTypeGradError",

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from symlab.graph.basic import Variable
 from symlab.graph.null_type import DisconnectedType, NullType
@@ -26,6 +26,9 @@ from symlab.tensor.basic import as_tensor_variable, cast, constant
 from symlab.tensor.joining import stack
 from symlab.tensor.math import second
 from symlab.tensor.type import TensorType
+
+if TYPE_CHECKING:
+    from symlab.gradient.walk import GradObserver
 
 
 class DisconnectedInputError(ValueError):
@@ -53,6 +56,8 @@ def grad(
     known_grads: Mapping[Variable, Any] | None = None,
     disconnected_inputs: str = "raise",
     null_gradients: str = "raise",
+    *,
+    observer: GradObserver | None = None,
 ) -> Variable | list[Variable]:
     """Symbolic gradient of the scalar ``cost`` with respect to ``wrt``.
 
@@ -66,6 +71,11 @@ def grad(
     (``argmax``, comparisons, ``round``) raises ``NullTypeGradError`` only if
     it reaches a requested input (``null_gradients='return'`` returns the
     ``NullType`` variable instead).
+
+    ``observer`` (symlab's own, keyword-only; PyTensor has none) is told every
+    step of the walk as it happens: a :class:`~symlab.gradient.walk.GradObserver`.
+    :class:`~symlab.gradient.walk.GradWalk` records them, and the grad stepper
+    plays them.
     """
     if disconnected_inputs not in ("raise", "warn", "ignore"):
         raise ValueError(f"disconnected_inputs must be 'raise', 'warn' or 'ignore', received {disconnected_inputs!r}")
@@ -104,15 +114,25 @@ def grad(
     forward = io_toposort(list(blockers), sources)
     nodes = [n for n in forward if any(o in on_path for o in n.outputs)]
 
+    if observer is not None:
+        observer.start(dict(grads), list(reversed(nodes)), on_path, blockers)
     for node in reversed(nodes):
         out_grads = [grads.get(o) for o in node.outputs]
+        if observer is not None:
+            observer.visit(node, out_grads)
         if all(g is None for g in out_grads):
+            if observer is not None:
+                observer.nothing_arrives(node)
             continue
         nulls = [g for g in out_grads if g is not None and isinstance(g.type, NullType)]
         if nulls:
-            for inp in node.inputs:
+            for k, inp in enumerate(node.inputs):
                 if inp in on_path and inp not in blockers:
-                    grads[inp] = nulls[0]
+                    before, grads[inp] = grads.get(inp), nulls[0]
+                    if observer is not None:
+                        observer.contribution(node, k, nulls[0], before, nulls[0])
+            if observer is not None:
+                observer.undefined(node, nulls[0])
             continue
         # An output that is not a tensor (a random variable's next generator) has no gradient: disconnected.
         out_grads = [
@@ -124,42 +144,69 @@ def grad(
             raise ValueError(
                 f"{node.op}.L_op returned {len(input_grads)} gradients for {len(node.inputs)} inputs"
             )
-        for inp, g in zip(node.inputs, input_grads):
+        if observer is not None:
+            observer.rule(node, out_grads, list(input_grads))
+        for k, (inp, g) in enumerate(zip(node.inputs, input_grads)):
             if inp not in on_path or inp in blockers or g is None or _is_discrete(inp):
+                if observer is not None:
+                    observer.refused(node, k, g, _refusal(inp, g, on_path, blockers))
                 continue
             if isinstance(g.type, DisconnectedType):
+                if observer is not None:
+                    observer.refused(node, k, g, "disconnected")
                 continue
+            before = grads.get(inp)
             if isinstance(g.type, NullType):
                 grads[inp] = g
-                continue
-            grads[inp] = _accumulate(grads.get(inp), _fit(g, inp, node.op))
+            else:
+                g = _fit(g, inp, node.op)
+                grads[inp] = _accumulate(before, g)
+            if observer is not None:
+                observer.contribution(node, k, g, before, grads[inp])
 
     results = []
+    problems: list[str] = []  # what grad says about each wrt ("" when its gradient is there)
     for w in wrt_list:
         g = grads.get(w)
+        problem = ""
         if g is None:
-            if _is_discrete(w):
-                results.append(zeros_like_gradient(w))
-                continue
-            message = f"grad: the cost does not depend on {w} (wrt input {wrt_list.index(w)})"
-            if w in on_path:
-                message = (
-                    f"grad: the cost depends on {w} (wrt input {wrt_list.index(w)}) only through integer or "
-                    "boolean values (a comparison, argmax, a cast to int...), which have no gradient"
-                )
-            if disconnected_inputs == "raise":
-                raise DisconnectedInputError(message + "; pass disconnected_inputs='ignore' to get zeros")
-            if disconnected_inputs == "warn":
-                warnings.warn(message, stacklevel=2)
-            results.append(zeros_like_gradient(w))
+            if not _is_discrete(w):
+                problem = f"grad: the cost does not depend on {w} (wrt input {wrt_list.index(w)})"
+                if w in on_path:
+                    problem = (
+                        f"grad: the cost depends on {w} (wrt input {wrt_list.index(w)}) only through integer or "
+                        "boolean values (a comparison, argmax, a cast to int...), which have no gradient"
+                    )
+            g = zeros_like_gradient(w)
         elif isinstance(g.type, NullType):
+            problem = f"grad: cannot differentiate with respect to {w}: {g.type.why}"
+        results.append(g)
+        problems.append(problem)
+    if observer is not None:
+        observer.finish(list(wrt_list), list(results), list(problems))
+    for g, problem in zip(results, problems):
+        if not problem:
+            continue
+        if isinstance(g.type, NullType):
             if null_gradients == "raise":
-                raise NullTypeGradError(f"grad: cannot differentiate with respect to {w}: {g.type.why}")
-            results.append(g)
-        else:
-            results.append(g)
+                raise NullTypeGradError(problem)
+        elif disconnected_inputs == "raise":
+            raise DisconnectedInputError(problem + "; pass disconnected_inputs='ignore' to get zeros")
+        elif disconnected_inputs == "warn":
+            warnings.warn(problem, stacklevel=2)
     _mark_backward(results, set(forward), given)
     return results[0] if single else results
+
+
+def _refusal(inp: Variable, g: Variable | None, on_path: set[Variable], blockers: set[Variable]) -> str:
+    """Why a gradient the op's rule gave (or did not give) does not go to ``inp``: a word the walk's views explain."""
+    if inp in blockers:
+        return "constant"  # consider_constant
+    if _is_discrete(inp):
+        return "discrete"
+    if inp not in on_path:
+        return "off path"  # no requested input is upstream of it: its gradient is not needed
+    return "none"  # the rule returned None: the op says its output does not depend on it
 
 
 def _mark_backward(results: list[Variable], forward: set[Any], stop: set[Variable]) -> None:
