@@ -160,7 +160,9 @@ def grad(
                 grads[inp] = g
             else:
                 g = _fit(g, inp, node.op)
-                grads[inp] = _accumulate(before, g)
+                # an undefined total stays undefined: nothing is added to it (as a NullType arriving replaces a sum)
+                undefined = before is not None and isinstance(before.type, NullType)
+                grads[inp] = before if undefined else _accumulate(before, g)
             if observer is not None:
                 observer.contribution(node, k, g, before, grads[inp])
 

@@ -108,8 +108,10 @@ class Contribution:
 
     @property
     def summed(self) -> bool:
-        """Whether this gradient was added to one already there (the chain rule's sum over clients)."""
-        return self.before is not None and self.gradient is not None and self.after is not self.gradient
+        """Whether this gradient was added to one already there (the chain rule's sum over clients); not when the
+        total was an undefined gradient, which stays as it was (``after is before``)."""
+        return (self.before is not None and self.gradient is not None and self.after is not self.gradient
+                and self.after is not self.before)
 
     @property
     def undefined(self) -> bool:
@@ -160,6 +162,8 @@ class GradStep:
         for c in self.contributions:
             if c.undefined:
                 text += f"; none for {c.variable}: {c.gradient.type.why}"  # type: ignore[union-attr]
+            elif c.gradient is not None and c.after is not None and c.after is c.before and not c.reason:
+                text += f"; {c.variable}'s gradient stays undefined"
         return text
 
 

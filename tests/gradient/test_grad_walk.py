@@ -113,3 +113,23 @@ def test_constants_and_known_grads():
     assert [step.label for step in walk.steps] == ["mul"]
     assert walk.seeds == {held: g}
     assert equal_computations([walk.results], [symlab.grad(None, x, known_grads={held: g})])
+
+
+def test_an_undefined_total_stays_undefined_when_a_defined_gradient_arrives_after_it():
+    # found by tests/gradient/test_grad_walk_programs.py's random costs: round's undefined gradient reached e first,
+    # then mul's defined one was added to it, and grad raised a TypeError from add instead of saying why
+    from symlab.gradient import NullTypeGradError
+    from symlab.gradient.walk import walk_of
+    from symlab.graph.null_type import NullType
+
+    e = st.dvector("e")
+    cost = (e * 2 + st.round(e)).sum()
+    with pytest.raises(NullTypeGradError, match=r"cannot differentiate with respect to e: the gradient of "
+                                                 r"Elemwise\{round,no_inplace\}"):
+        symlab.grad(cost, e)
+    walk = walk_of(cost, e)
+    assert isinstance(walk.results.type, NullType) and walk.results is walk.totals[e]
+    mul = walk.steps[-1]
+    (received,) = [c for c in mul.contributions if c.variable is e]
+    assert received.after is received.before is walk.results and not received.summed and not mul.sums
+    assert str(mul).endswith("e's gradient stays undefined")
