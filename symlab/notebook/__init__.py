@@ -26,8 +26,16 @@ def view(obj: Any, **options: Any) -> Any:
     Variable, an Apply node, a list of them, a FunctionGraph or a compiled
     Function (``options``: ``style``, ``max_nodes``, ``focus_radius``); a
     :class:`~symlab.notebook.stepper.RewriteStepper` for a RewriteTrace
-    (``f.trace``).
+    (``f.trace``); with ``walk=wrt``, a :class:`~symlab.notebook.grad_stepper.GradStepper` over grad's walk
+    from the cost ``obj`` back to ``wrt`` (``values={input: value}`` adds the numbers):
+    ``symlab.view(cost, walk=[w, b], values={x: 2.0, w: -3.0, b: 6.9})``.
     """
+    if "walk" in options:
+        from symlab.notebook.grad_stepper import GradStepper
+
+        wrt = options.pop("walk")
+        values = options.pop("values", None)
+        return GradStepper(obj, wrt, values, **options)
     from symlab.rewriting.trace import RewriteTrace
 
     if isinstance(obj, RewriteTrace):
@@ -57,6 +65,8 @@ def __getattr__(name: str) -> Any:
         from symlab.notebook.stepper import RewriteStepper as value
     elif name == "ClientsInspector":
         from symlab.notebook.inspector import ClientsInspector as value
+    elif name == "GradStepper":
+        from symlab.notebook.grad_stepper import GradStepper as value
     elif name == "ValuesView":
         from symlab.notebook.values import ValuesView as value
     else:
@@ -65,4 +75,4 @@ def __getattr__(name: str) -> Any:
     return value
 
 
-__all__ = ["ClientsInspector", "GraphView", "RewriteStepper", "ValuesView", "mimebundle", "plain_text", "view"]
+__all__ = ["ClientsInspector", "GradStepper", "GraphView", "RewriteStepper", "ValuesView", "mimebundle", "plain_text", "view"]

@@ -44,6 +44,7 @@ VIEWS_SCRIPT = (
     "graph_view.js",  # the graph view and the clients inspector
     "stepper.js",  # the rewrite stepper
     "values.js",  # the values view
+    "grad_stepper.js",  # the grad stepper
     "main.js",  # export default { render }
 )
 

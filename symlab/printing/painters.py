@@ -27,7 +27,7 @@ from symlab.printing.drawing import DrawNode, GraphModel, ident, is_generator
 from symlab.printing.folding import Fold
 from symlab.printing.pprint import leaf_text
 
-__all__ = ["FANOUT_LIMIT", "CompactPainter", "DataflowPainter", "Painter", "StructurePainter", "output_role"]
+__all__ = ["FANOUT_LIMIT", "CompactPainter", "DataflowPainter", "Painter", "StructurePainter", "op_lines", "output_role"]
 
 #: An input or constant used by more drawn nodes than this is drawn once per use.
 FANOUT_LIMIT = 5
@@ -84,8 +84,16 @@ def _var_lines(var: Variable) -> list[str]:
     return [_short(_var_text(var))] + ([role] if role else [])
 
 
-def _op_label(op: Any) -> list[str]:
-    """The lines of an op's circle: short lines, its props wrapped at commas (a circle grows with its width)."""
+def op_lines(op: Any) -> list[str]:
+    """The lines of an op's circle, as the dataflow style draws it (and the grad stepper's gradient pane): an
+    elementwise op's scalar op (``mul``), else the op's name, then its props wrapped at commas (a circle grows with
+    its width).
+
+    >>> import symlab.tensor as st
+    >>> x = st.dmatrix("x")
+    >>> op_lines((x * x).owner.op), op_lines(x.sum(axis=1).owner.op)
+    (['mul'], ['Sum', '{axis=[1],', 'acc_dtype=float64}'])
+    """
     scalar_op = getattr(op, "scalar_op", None)
     if scalar_op is not None and type(op).__name__ == "Elemwise":
         return [str(scalar_op)] + (["inplace"] if getattr(op, "inplace_pattern", ()) else [])
@@ -177,7 +185,7 @@ class StructurePainter(Painter):
         where = self.model._where.get(ident(op))
         if where is None:
             key = self.next_key("op")
-            where = self.model._add(DrawNode(key, "op", _op_label(op), op, _short(str(op), 200)), op).key
+            where = self.model._add(DrawNode(key, "op", op_lines(op), op, _short(str(op), 200)), op).key
         return where
 
     def type(self, t: Any) -> str:
@@ -373,7 +381,7 @@ class DataflowPainter(Painter):
         if self.has(node):
             return self.model._where[node]
         tip = _short(str(node.op), 200)
-        return self.model._add(DrawNode(self.keys(node), "apply", _op_label(node.op), node, tip, self.classes(node)),
+        return self.model._add(DrawNode(self.keys(node), "apply", op_lines(node.op), node, tip, self.classes(node)),
                                node).key
 
     def draw(self, outputs: Iterable[Variable], inputs: Iterable[Variable]) -> None:

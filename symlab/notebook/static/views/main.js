@@ -1,6 +1,7 @@
 // views/main.js: the module's one export: which view a widget draws (its "view" trait).
 
-const VIEWS = { graph: renderGraphView, inspector: renderGraphView, stepper: renderStepper, values: renderValuesView };
+const VIEWS = { graph: renderGraphView, inspector: renderGraphView, stepper: renderStepper, values: renderValuesView,
+  gradwalk: renderGradStepper };
 
 export default {
   render(context) {

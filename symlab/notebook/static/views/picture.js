@@ -546,6 +546,9 @@ class Picture {
     copy.setAttribute("class", "sl-minimap-svg");
     copy.setAttribute("aria-hidden", "true");
     for (const toggle of copy.querySelectorAll("g.sl-toggle")) toggle.remove(); // no buttons in the overview
+    // No words either: too small to read, and a view that rewrites its labels (the grad stepper's "grad" lines)
+    // would leave stale ones in the copy.
+    for (const item of copy.querySelectorAll("text, title, path.sl-hit")) item.remove();
     for (const g of copy.querySelectorAll("g[class], g[data-key]")) {
       g.removeAttribute("class");
       g.removeAttribute("data-key");
