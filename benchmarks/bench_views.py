@@ -28,6 +28,14 @@ graph (draw it inside its box, fold again if needed, render) and ``collapse`` to
 MLP gradient of ``tests/real_size.py`` (its largest fused ``Composite``) and on its 1,000-node layered graph
 with a 400-node ``OpFromGraph`` applied to its first output. Measured, not limited yet.
 
+Grad stepper (issue 35): the time Python takes to answer a step of ``GradStepper`` (``stepper.step = k``: the
+marks of both panes, the card and its numbers), every step in order from 0 to the last, on the MLP loss at the
+issue's real size (784-256-128-10, tanh, softmax, mean negative log-likelihood of integer labels, batch 32, with
+values) and on a 1,000-node graph (a chain of 250 ``tanh(h) * y`` on scalars: 250 forward nodes and 749 in its
+gradient, 250 steps). Each step is timed over a few walks (its best); the rows give the mean and the slowest
+step, and the time to make the stepper (both panes laid out, the numbers evaluated). Limits: a step under 100 ms
+on the MLP, under 150 ms on the 1,000-node graph.
+
 Text twin (issue 30): the outline (``symlab.printing.outline``) of the 1,000-node graph of
 ``tests/real_size.py``. Limit: 100 ms.
 
@@ -290,6 +298,89 @@ def values_view_rows(quick: bool) -> list[dict[str, Any]]:
     return rows
 
 
+def mlp_loss(sizes: tuple[int, ...] = (784, 256, 128, 10), batch: int = 32,
+             seed: int = 0) -> tuple[Any, dict[Any, Any], list[Any]]:
+    """A tanh MLP of ``sizes`` with a softmax output and the mean negative log-likelihood of integer labels (the
+    Deep Learning Tutorials' ``-mean(log(p)[arange(n), y])``), values for a batch of ``batch``, and its weights."""
+    import numpy as np
+
+    x, y = T.dmatrix("x"), T.lvector("y")
+    rng = np.random.default_rng(seed)
+    values: dict[Any, Any] = {x: rng.normal(size=(batch, sizes[0])), y: rng.integers(0, sizes[-1], size=batch)}
+    params: list[Any] = []
+    h = x
+    for layer, (fan_in, fan_out) in enumerate(zip(sizes[:-1], sizes[1:]), start=1):
+        W, b = T.dmatrix(f"W{layer}"), T.dvector(f"b{layer}")
+        values[W] = rng.normal(size=(fan_in, fan_out)) / np.sqrt(fan_in)
+        values[b] = np.zeros(fan_out)
+        params += [W, b]
+        h = T.dot(h, W) + b
+        if layer < len(sizes) - 1:
+            h = T.tanh(h)
+            h.name = f"h{layer}"
+    p = T.softmax(h, axis=1)
+    p.name = "p"
+    loss = -T.mean(T.log(p)[T.arange(y.shape[0]), y])
+    loss.name = "loss"
+    return loss, values, params
+
+
+def grad_stepper_rows(quick: bool) -> list[dict[str, Any]]:
+    """``GradStepper``: the time to make it, and to answer ``stepper.step = k`` for every step in order: the first
+    walk (each step's card and numbers made as a reader first reaches it) and the walks after it (made before); and
+    its Markdown fallback (what a display sends besides the widget: the table, the card, two PNGs), time and size."""
+    from symlab.notebook.grad_stepper import GradStepper
+
+    rows: list[dict[str, Any]] = []
+    repeat = 2 if quick else 3
+    cases = (("MLP loss 784-256-128-10, batch 32", mlp_loss(), 0.1),
+             ("1,000 nodes (250 tanh(h) * y)", scalar_chain(250), 0.15))
+    for name, (cost, values, wrt), limit in cases:
+        made_s, first = float("inf"), []
+        for _ in range(repeat):  # a new stepper each time: its first walk is the one a reader makes
+            gc.collect()
+            started = time.perf_counter()
+            stepper = GradStepper(cost, wrt, values=values)
+            made_s = min(made_s, time.perf_counter() - started)
+            total = stepper.total
+            first = first or [float("inf")] * total
+            for k in range(1, total + 1):
+                started = time.perf_counter()
+                stepper.step = k
+                first[k - 1] = min(first[k - 1], time.perf_counter() - started)
+            stepper.close()
+        nodes = len(stepper.walk.forward_nodes) + len(stepper.walk.gradient_nodes)
+        again = [float("inf")] * total
+        stepper = GradStepper(cost, wrt, values=values)
+        fallback_s, size = float("inf"), 0
+        for k in (0, total // 2):  # what a display sends besides the widget: the steps' table, the card, two PNGs
+            stepper.step = k
+            started = time.perf_counter()
+            size = max(size, len(stepper.markdown()) + len(stepper.pictures_markdown()))
+            fallback_s = min(fallback_s, time.perf_counter() - started)
+        fallback = {"name": f"grad stepper: its Markdown fallback (table, card, 2 PNGs), {name} (steps 0 and "
+                            f"{total // 2}: fastest; largest {size / 1e3:.0f} KB)", "seconds": fallback_s, "bytes": size}
+        for _ in range(repeat):
+            stepper.step = 0
+            gc.collect()
+            for k in range(1, total + 1):
+                started = time.perf_counter()
+                stepper.step = k
+                again[k - 1] = min(again[k - 1], time.perf_counter() - started)
+        stepper.close()
+        target = f"the {limit * 1e3:.0f} ms target"
+        rows.append({"name": f"grad stepper: make it, {name} ({nodes} nodes, {total} steps)", "seconds": made_s})
+        for what, times in (("first walk", first), ("walked again", again)):
+            mean, slowest = sum(times) / total, max(times)
+            rows.append({"name": f"grad stepper: answer a step, {name}, {what} (mean of {total})", "seconds": mean,
+                         "ratio": mean / limit, "limit": 1.0, "of": target})
+            rows.append({"name": f"grad stepper: answer a step, {name}, {what} (slowest: step "
+                                 f"{times.index(slowest) + 1})", "seconds": slowest, "ratio": slowest / limit,
+                         "limit": 1.0, "of": target})
+        rows.append(fallback)
+    return rows
+
+
 def inspector_rows(quick: bool) -> list[dict[str, Any]]:
     from symlab.graph import graph_inputs
     from symlab.notebook.inspector import ClientsInspector
@@ -333,7 +424,7 @@ def inspector_rows(quick: bool) -> list[dict[str, Any]]:
 def measure(quick: bool = False) -> list[dict[str, Any]]:
     """Every row of the views' benchmarks; a row with ``limit`` has a ``status``, PASS or FAIL."""
     rows = graph_view_rows(quick) + inspector_rows(quick) + stepper_rows(quick) + values_view_rows(quick)
-    rows += inner_graph_rows(quick) + outline_rows(quick) + trace_walk_rows(quick)
+    rows += inner_graph_rows(quick) + outline_rows(quick) + grad_stepper_rows(quick) + trace_walk_rows(quick)
     from bench_scan_views import scan_view_rows  # the views of a loop (issue 34)
 
     rows += scan_view_rows(quick)
