@@ -45,6 +45,7 @@ from symlab.graph.null_type import NullType
 from symlab.graph.traversal import graph_inputs
 from symlab.notebook.grad_step_card import card_markdown, markdown_table, step_card, step_row
 from symlab.notebook.grad_step_pictures import FALLBACK_FIT, FORWARD_MAX_NODES, GRADIENT_MAX_NODES, GradPictures
+from symlab.notebook.step_moves import StepMoves
 from symlab.notebook.widget import ViewWidget, code_span
 
 __all__ = ["GradStepper"]
@@ -97,7 +98,7 @@ def _check_values(values: Any, cost: Variable) -> Any:
     return values
 
 
-class GradStepper(ViewWidget):
+class GradStepper(StepMoves, ViewWidget):
     """Step through grad's walk; see the module documentation.
 
     Traits the browser reads: ``step``, ``total``, ``forward_svg`` / ``gradient_svg`` (sent once), ``marks``
@@ -160,21 +161,11 @@ class GradStepper(ViewWidget):
         with self.answer():
             self._draw()
 
-    # -- the controls' Python twins --------------------------------------------------------------------------
+    # -- the controls' Python twins (and next(), prev(): StepMoves) ------------------------------------------
     @property
     def current(self) -> Any:
         """The :class:`~symlab.gradient.walk.GradStep` shown (None at step 0, the start)."""
         return self.walk.steps[self.step - 1] if self.step else None
-
-    def next(self) -> None:
-        """Go to the next step (at the last one, stay)."""
-        if self.step < self.total:
-            self.step += 1
-
-    def prev(self) -> None:
-        """Go to the previous step (at step 0, stay)."""
-        if self.step > 0:
-            self.step -= 1
 
     def play(self) -> list[int]:
         """Move one step at a time to the last, each answered as a click would be; the steps visited."""
@@ -241,13 +232,6 @@ class GradStepper(ViewWidget):
             raise ValueError(f"{_CALLER}.marked_svgs: k must be a step from 0 to {self.total}, received {k!r}")
         return self._pictures_of.marked_svgs(k)
 
-    @traitlets.validate("step")
-    def _valid_step(self, proposal: Any) -> int:
-        k = proposal["value"]
-        if not 0 <= k <= self.total:
-            raise traitlets.TraitError(f"{_CALLER}.step must be in 0..{self.total} (0: the start), received {k}")
-        return k
-
     @traitlets.observe("step")
     def _redraw(self, change: Any) -> None:
         if not self._ready:
@@ -282,18 +266,6 @@ class GradStepper(ViewWidget):
         self.card = dict(self.card_of(k))
 
     # -- browser messages --------------------------------------------------------------------------------------
-    def _on_goto(self, content: dict[str, Any]) -> None:
-        target = content.get("step")
-        if isinstance(target, int) and not isinstance(target, bool) and 0 <= target <= self.total:
-            self.step = target
-
-    def _on_move(self, content: dict[str, Any]) -> None:
-        moves = {"next": self.next, "prev": self.prev, "first": lambda: setattr(self, "step", 0),
-                 "last": lambda: setattr(self, "step", self.total)}
-        action = moves.get(content.get("direction"))
-        if action is not None:
-            action()
-
     def _on_source(self, content: dict[str, Any]) -> None:
         with self.answer():
             self.card = {**self.card, "source": self.rule_source()}
@@ -341,18 +313,9 @@ class GradStepper(ViewWidget):
         lines += [""] + card_markdown(self.card_of(self.step))
         return "\n".join(lines)
 
-    def pictures_markdown(self) -> str:
-        """The two panes at the current step as PNG images, for where the widget cannot run: the forward graph
-        (whole when small, else the part around the node visited) with the ``grad`` lines so far, and the gradient
-        graph as built so far (or its part around the step's new nodes); each at most ``FALLBACK_FIT`` inches."""
-        from symlab.printing.diagram import to_dot
-        from symlab.printing.render import to_png_base64
-
-        images = []
-        for slot, model in self._pictures_of.fallback_models(self.step):
-            try:
-                data = to_png_base64(to_dot(model, fit=FALLBACK_FIT).source, timeout=30.0)
-            except Exception:  # no renderer: the words are the display
-                continue
-            images.append(f"![{slot} picture](data:image/png;base64,{data})")
-        return "\n\n".join(images)
+    def _fallback_pictures(self) -> list[tuple[str, Any, dict[str, Any]]]:
+        """The two panes at the current step, for where the widget cannot run (:meth:`pictures_markdown` makes them
+        PNG images): the forward graph (whole when small, else the part around the node visited) with the ``grad``
+        lines so far, and the gradient graph as built so far (or its part around the step's new nodes); each at most
+        ``FALLBACK_FIT`` inches."""
+        return [(slot, model, {"fit": FALLBACK_FIT}) for slot, model in self._pictures_of.fallback_models(self.step)]

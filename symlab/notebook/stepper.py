@@ -57,6 +57,7 @@ from symlab.notebook.rule_card import exclude_line, step_card, step_row
 from symlab.notebook.rule_source import rule_source_at, shown_path
 from symlab.notebook.step_check import check_step
 from symlab.notebook.step_diff import diff_text, step_diff
+from symlab.notebook.step_moves import StepMoves
 from symlab.notebook.step_nesting import InnerSteps
 from symlab.notebook.step_pictures import Layout, PaneCache, PaneSpec, paint_svg
 from symlab.notebook.step_why import WhyNot
@@ -103,8 +104,10 @@ def _trace_of(source: Any, include: Any, exclude: Any) -> RewriteTrace:
     )
 
 
-class RewriteStepper(WhyNot, InnerSteps, ViewWidget):
+class RewriteStepper(StepMoves, WhyNot, InnerSteps, ViewWidget):
     """Step through a rewrite; see the module documentation."""
+
+    _step_zero = "unoptimized"
 
     step = traitlets.Int(0).tag(sync=True)
     total = traitlets.Int(0).tag(sync=True)
@@ -151,7 +154,7 @@ class RewriteStepper(WhyNot, InnerSteps, ViewWidget):
             self._draw()
         self._prefetch()
 
-    # -- the controls' Python twins -------------------------------------------------------------------
+    # -- the controls' Python twins (and next(), prev(): StepMoves) -----------------------------------
     @property
     def current(self) -> RewriteStep | None:
         """The step shown (``None`` at step 0, the unoptimized graph)."""
@@ -162,16 +165,6 @@ class RewriteStepper(WhyNot, InnerSteps, ViewWidget):
         """A copy of the graph after the current step (yours to change)."""
         self._cursor.seek(self.step)
         return self._cursor.graph()
-
-    def next(self) -> None:
-        """Go to the next step (at the last one, stay)."""
-        if self.step < self.total:
-            self.step += 1
-
-    def prev(self) -> None:
-        """Go to the previous step (at step 0, stay)."""
-        if self.step > 0:
-            self.step -= 1
 
     def find(self, rule: str, start: int | None = None, backward: bool = False) -> int | None:
         """The next step (after ``start``, default the current one) that applied or tried ``rule``; ``None`` if none."""
@@ -187,13 +180,6 @@ class RewriteStepper(WhyNot, InnerSteps, ViewWidget):
     def diff_text(self) -> str:
         """The current step as a text diff of its neighbourhood (the ``diff`` trait, one ``sign text`` line each)."""
         return diff_text(self.diff)
-
-    @traitlets.validate("step")
-    def _valid_step(self, proposal: Any) -> int:
-        k = proposal["value"]
-        if not 0 <= k <= self.total:
-            raise traitlets.TraitError(f"RewriteStepper.step must be in 0..{self.total} (0: unoptimized), received {k}")
-        return k
 
     def _step_rows(self) -> list[list[Any]]:
         return [step_row(s) for s in self.trace.steps]
@@ -224,18 +210,6 @@ class RewriteStepper(WhyNot, InnerSteps, ViewWidget):
                 inner.notice = f"{type(err).__name__}: {err}"
         finally:
             self.send({"type": "ack"})
-
-    def _on_goto(self, content: dict[str, Any]) -> None:
-        target = content.get("step")
-        if isinstance(target, int) and 0 <= target <= self.total:
-            self.step = target
-
-    def _on_move(self, content: dict[str, Any]) -> None:
-        moves = {"next": self.next, "prev": self.prev, "first": lambda: setattr(self, "step", 0),
-                 "last": lambda: setattr(self, "step", self.total)}
-        action = moves.get(content.get("direction"))
-        if action is not None:
-            action()
 
     def _on_rule(self, content: dict[str, Any]) -> None:
         """Go to the next (or previous) use of the current rule."""

@@ -4,37 +4,25 @@
 <symlab.notebook.stepper.RewriteStepper.export_html>` promises. What does not change between steps is
 stored once: each distinct picture (a graph state laid out, unmarked) is one entry of ``svgs`` and a pane
 is ``[index, marks]`` (the page paints the removed and created nodes as the kernel does), each rule's
-source is stored once in ``sources``. The data is JSON, gzip-compressed and base64-encoded in a
-``<script type="application/json">`` element: ``{"encoding": "gzip+base64", "data": ...}``; the page's
-script (``static/offline.js``) unpacks it with the browser's ``DecompressionStream`` and says so plainly
-where a browser lacks it. :func:`read_page_data` is the same unpacking in Python.
+source is stored once in ``sources``. The page is written as every exported page is
+(:mod:`~symlab.notebook.offline_page`: the data packed in the page, unpacked by its script); its own part of the
+script is ``static/offline.js``. :func:`read_page_data` is the same unpacking in Python.
 """
 
 from __future__ import annotations
 
-import base64
-import gzip
-import html
-import json
-import re
 from pathlib import Path
 from typing import Any
 
+from symlab.notebook import offline_page
+from symlab.notebook.offline_page import bare_svg
 from symlab.notebook.rule_source import rule_source_at
-from symlab.notebook.widget import static_file, views_script
 from symlab.printing.diagram import CLASS_STYLES
 
 __all__ = ["export_page", "read_page_data"]
 
 #: The marks a page paints, and how (the kernel's own styles).
 _LOOKS = {cls: CLASS_STYLES[cls] for cls in ("created", "removed")}
-
-
-def _bare_svg(svg: str) -> str:
-    """``svg`` without its XML prologue, DOCTYPE and comments (which name a URL or Graphviz's version)."""
-    start = svg.find("<svg")
-    svg = svg[start:] if start >= 0 else svg
-    return re.sub(r"<!--.*?-->\n?", "", svg, flags=re.S)
 
 
 def _states(stepper: Any) -> tuple[list[str], list[dict[str, Any]], dict[str, Any], dict[str, str]]:
@@ -51,7 +39,7 @@ def _states(stepper: Any) -> tuple[list[str], list[dict[str, Any]], dict[str, An
     def pane(entry: Any) -> list[Any]:
         if entry is None:
             return [-1, {}]
-        svg = _bare_svg(layouts[entry[0]].svg)
+        svg = bare_svg(layouts[entry[0]].svg)
         index = svgs.setdefault(svg, len(svgs))
         return [index, entry[1]]
 
@@ -83,27 +71,10 @@ def export_page(stepper: Any, path: Any) -> Path:
     svgs, states, compare, sources = _states(stepper)
     data = {"svgs": svgs, "states": states, "compare": compare, "sources": sources, "looks": _LOOKS,
             "steps": stepper.steps, "total": stepper.total}
-    packed = base64.b64encode(gzip.compress(json.dumps(data, separators=(",", ":")).encode("utf-8"), 6, mtime=0))
-    # base64 holds no "<", ">" or "&": nothing in the data can end its script element, whatever the names hold
-    payload = json.dumps({"encoding": "gzip+base64", "data": packed.decode("ascii")})
-    title = html.escape(f"symlab rewrite: {stepper.summary()}", quote=True)
-    page = (
-        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-        f"<title>{title}</title><style>{static_file('views.css')}</style></head>\n"
-        "<body><div id=\"symlab-stepper\"></div>\n"
-        f"<script type=\"application/json\" id=\"symlab-steps\">{payload}</script>\n"
-        f"<script type=\"module\">\n{views_script()}\n{static_file('offline.js')}\n</script>\n"
-        "</body></html>\n"
-    )
-    target = Path(path)
-    target.write_text(page, encoding="utf-8")
-    return target
+    return offline_page.write_page(path, title=f"rewrite: {stepper.summary()}", host_id="symlab-stepper",
+                                   data_id="symlab-steps", data=data, part="offline.js")
 
 
 def read_page_data(page: str) -> dict[str, Any]:
     """The data a page written by :func:`export_page` carries, unpacked (what its script does in the browser)."""
-    start = page.index('id="symlab-steps">') + len('id="symlab-steps">')
-    packed = json.loads(page[start:page.index("</script>", start)])
-    if packed.get("encoding") != "gzip+base64":
-        raise ValueError(f"read_page_data: unknown encoding {packed.get('encoding')!r}")
-    return json.loads(gzip.decompress(base64.b64decode(packed["data"])).decode("utf-8"))
+    return offline_page.read_page_data(page, "symlab-steps")

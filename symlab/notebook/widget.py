@@ -42,6 +42,7 @@ VIEWS_SCRIPT = (
     "search.js",  # the search box
     "text_pane.js",  # the text twin
     "graph_view.js",  # the graph view and the clients inspector
+    "step_controls.js",  # a stepper's controls: first, previous, slider, next, last, play; the keys
     "stepper.js",  # the rewrite stepper
     "values.js",  # the values view
     "grad_stepper.js",  # the grad stepper
@@ -170,13 +171,18 @@ class ViewWidget(anywidget.AnyWidget):
         from symlab.printing.render import to_png_base64
 
         images = []
-        for slot, (model, notes) in self.__dict__.get("_pictures", {}).items():
+        for slot, model, options in self._fallback_pictures():
             try:
-                data = to_png_base64(to_dot(model, notes=notes).source, timeout=30.0)
+                data = to_png_base64(to_dot(model, **options).source, timeout=30.0)
             except Exception:  # no renderer: the words are the display
                 continue
             images.append(f"![{slot} picture](data:image/png;base64,{data})")
         return "\n\n".join(images)
+
+    def _fallback_pictures(self) -> list[tuple[str, Any, dict[str, Any]]]:
+        """The pictures :meth:`pictures_markdown` shows, as ``(slot, model, options of to_dot)``: the ones
+        :meth:`show_picture` kept, with their notes."""
+        return [(slot, model, {"notes": notes}) for slot, (model, notes) in self.__dict__.get("_pictures", {}).items()]
 
     # -- displays ----------------------------------------------------------------------------------
     def summary(self) -> str:

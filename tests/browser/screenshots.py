@@ -7,7 +7,7 @@ import zlib
 
 import numpy as np
 
-__all__ = ["decode_png"]
+__all__ = ["decode_png", "ink"]
 
 
 def decode_png(data: bytes) -> np.ndarray:
@@ -51,3 +51,13 @@ def decode_png(data: bytes) -> np.ndarray:
         rows[y] = row
         above = row
     return rows.reshape(height, width, bpp)[:, :, :3].astype(np.uint8)
+
+
+def ink(pixels: np.ndarray) -> float:
+    """The share of pixels that differ clearly from the background (the commonest colour)."""
+    flat = pixels.reshape(-1, 3).astype(np.int32)
+    packed = (flat[:, 0] << 16) | (flat[:, 1] << 8) | flat[:, 2]
+    values, counts = np.unique(packed, return_counts=True)
+    bg = values[np.argmax(counts)]
+    background = np.array([(bg >> 16) & 255, (bg >> 8) & 255, bg & 255])
+    return float((np.abs(flat - background).max(axis=1) > 24).mean())

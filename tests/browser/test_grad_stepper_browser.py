@@ -23,7 +23,8 @@ from typing import Any
 import numpy as np
 import pytest
 from browser_lab import drawn, open_notebook, wait_drawn, write_notebook
-from screenshots import decode_png
+from on_screen import TWO_FRAMES_JS, VISIBLE_RECT_JS, out_of_view, rounded
+from screenshots import decode_png, ink
 
 HOSTILE = "<img src=x onerror=alert(1)>"
 
@@ -152,40 +153,9 @@ RECORD_JS = """(root) => {
     window.__gwStop = () => watch.disconnect();
 }"""
 
-#: The part of an element on screen (its client box clipped by scrolling ancestors and the window).
-VISIBLE_RECT_JS = """(el) => {
-    const r = el.getBoundingClientRect();
-    let left = r.left + el.clientLeft, top = r.top + el.clientTop;
-    let right = left + el.clientWidth, bottom = top + el.clientHeight;
-    for (let p = el.parentElement; p && p !== document.body; p = p.parentElement) {
-        const s = getComputedStyle(p);
-        if (!/(auto|scroll|hidden|clip)/.test(s.overflowX + " " + s.overflowY)) continue;
-        const q = p.getBoundingClientRect();
-        left = Math.max(left, q.left + p.clientLeft); top = Math.max(top, q.top + p.clientTop);
-        right = Math.min(right, q.left + p.clientLeft + p.clientWidth);
-        bottom = Math.min(bottom, q.top + p.clientTop + p.clientHeight);
-    }
-    left = Math.max(left, 0); top = Math.max(top, 0);
-    right = Math.min(right, window.innerWidth); bottom = Math.min(bottom, window.innerHeight);
-    return {x: left, y: top, width: Math.max(0, right - left), height: Math.max(0, bottom - top)};
-}"""
-
-TWO_FRAMES_JS = "() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(() => done(true))))"
-
-
 def rgb(css: str) -> np.ndarray:
     """``rgb(211, 249, 216)`` as an array."""
     return np.array([int(v) for v in re.findall(r"\d+", css)[:3]])
-
-
-def ink(pixels: np.ndarray) -> float:
-    """The share of pixels that differ clearly from the commonest colour (the background)."""
-    flat = pixels.reshape(-1, 3).astype(np.int32)
-    packed = (flat[:, 0] << 16) | (flat[:, 1] << 8) | flat[:, 2]
-    values, counts = np.unique(packed, return_counts=True)
-    bg = values[np.argmax(counts)]
-    background = np.array([(bg >> 16) & 255, (bg >> 8) & 255, bg & 255])
-    return float((np.abs(flat - background).max(axis=1) > 24).mean())
 
 
 def near(pixels: np.ndarray, colour: np.ndarray, tolerance: int = 10) -> int:
@@ -351,7 +321,7 @@ def test_the_mlp_loss_steps_backward_its_middle_step_drawn_in_both_panes(gw):
     # each step in view: the node visited inside the forward pane, the nodes it built inside the gradient pane
     out = [(s["step"], pane, rounded(s["boxes"][pane]), [(n["key"], rounded(n)) for n in nodes])
            for s in states for pane, nodes in (("forward", s["boxes"]["current"]), ("gradient", s["boxes"]["fresh"]))
-           if not in_view(nodes, s["boxes"][pane])]
+           if out_of_view(nodes, s["boxes"][pane])]
     assert not out, f"MLP: a step's nodes out of view (step, pane, pane box, its nodes' boxes): {out}"
     # side by side, the panes share one height, the taller drawing's (capped): no blank band under either pane
     for s in states:
@@ -378,33 +348,6 @@ def test_the_mlp_loss_steps_backward_its_middle_step_drawn_in_both_panes(gw):
     assert pixels["green"] >= 100, f"MLP, step {middle}: {pixels['green']} px of the new nodes' green {pixels['fill']}"
     assert pixels["fill"][1] > max(pixels["fill"][0], pixels["fill"][2])  # it is a green
     assert pixels["current"] >= 50, f"MLP, step {middle}: the current node's colour covers {pixels['current']} px"
-
-
-def rounded(box: dict[str, Any]) -> list[int]:
-    return [round(box[c]) for c in ("x", "y", "width", "height")]
-
-
-def inside(node: dict[str, Any], pane: dict[str, Any], slack: float = 2.0) -> bool:
-    return (node["x"] >= pane["x"] - slack and node["y"] >= pane["y"] - slack
-            and node["x"] + node["width"] <= pane["x"] + pane["width"] + slack
-            and node["y"] + node["height"] <= pane["y"] + pane["height"] + slack)
-
-
-def overlaps(node: dict[str, Any], pane: dict[str, Any]) -> bool:
-    return (node["x"] < pane["x"] + pane["width"] and node["x"] + node["width"] > pane["x"]
-            and node["y"] < pane["y"] + pane["height"] and node["y"] + node["height"] > pane["y"])
-
-
-def in_view(nodes: list[dict[str, Any]], pane: dict[str, Any]) -> bool:
-    """Whether a step's nodes are in view in their pane: every one inside it when they fit in it together, else every
-    one at least partly inside and one wholly (the rule of ``test_real_size.py``)."""
-    if not nodes:
-        return True
-    width = max(n["x"] + n["width"] for n in nodes) - min(n["x"] for n in nodes)
-    height = max(n["y"] + n["height"] for n in nodes) - min(n["y"] for n in nodes)
-    if width <= pane["width"] and height <= pane["height"]:
-        return all(inside(n, pane) for n in nodes)
-    return all(overlaps(n, pane) for n in nodes) and any(inside(n, pane) for n in nodes)
 
 
 def look(nb: Any, view: Any) -> dict[str, Any]:

@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 from browser_lab import drawn, open_notebook, wait_drawn, write_notebook
-from screenshots import decode_png
-from test_real_size import TWO_FRAMES_JS, VISIBLE_RECT_JS, ink, out_of_view
+from on_screen import TWO_FRAMES_JS, VISIBLE_RECT_JS, out_of_view
+from screenshots import decode_png, ink
 
 SETUP = """\
 import symlab

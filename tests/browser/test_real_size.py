@@ -20,10 +20,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 from browser_lab import ROOT, drawn, open_notebook, wait_drawn, write_notebook
-from screenshots import decode_png
+from on_screen import TWO_FRAMES_JS, VISIBLE_RECT_JS, covered, inside, out_of_view, rounded
+from screenshots import decode_png, ink
 
 #: Share of the visible part of a pane that must be drawn (not the background), and the smallest legible label.
 MIN_INK = 0.03
@@ -86,26 +86,6 @@ for _name, _code in WIDGETS:
     else:
         PANES.append((_name, ".sl-picture"))
 
-#: The part of an element that is on screen (its client box, without border and scroll bars, clipped by every
-#: scrolling ancestor and the window), in CSS pixels of the page. (The body's overflow is the window's: not a clip.)
-VISIBLE_RECT_JS = """(el) => {
-    const r = el.getBoundingClientRect();
-    let left = r.left + el.clientLeft, top = r.top + el.clientTop;
-    let right = left + el.clientWidth, bottom = top + el.clientHeight;
-    for (let p = el.parentElement; p && p !== document.body; p = p.parentElement) {
-        const s = getComputedStyle(p);
-        if (!/(auto|scroll|hidden|clip)/.test(s.overflowX + " " + s.overflowY)) continue;
-        const q = p.getBoundingClientRect();
-        left = Math.max(left, q.left + p.clientLeft);
-        top = Math.max(top, q.top + p.clientTop);
-        right = Math.min(right, q.left + p.clientLeft + p.clientWidth);
-        bottom = Math.min(bottom, q.top + p.clientTop + p.clientHeight);
-    }
-    left = Math.max(left, 0); top = Math.max(top, 0);
-    right = Math.min(right, window.innerWidth); bottom = Math.min(bottom, window.innerHeight);
-    return {x: left, y: top, width: Math.max(0, right - left), height: Math.max(0, bottom - top)};
-}"""
-
 #: The height on screen of the node labels whose box is inside ``el``'s visible part.
 LABEL_HEIGHTS_JS = """([el, box]) => {
     const heights = [];
@@ -163,20 +143,6 @@ STEP_STATE_JS = """([root]) => {
     return out;
 }"""
 
-TWO_FRAMES_JS = "() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(() => done(true))))"
-
-
-# -- reading a screenshot ----------------------------------------------------------------------------------------------
-def ink(pixels: np.ndarray) -> float:
-    """The share of pixels that differ clearly from the background (the commonest colour)."""
-    flat = pixels.reshape(-1, 3).astype(np.int32)
-    packed = (flat[:, 0] << 16) | (flat[:, 1] << 8) | flat[:, 2]
-    values, counts = np.unique(packed, return_counts=True)
-    bg = values[np.argmax(counts)]
-    background = np.array([(bg >> 16) & 255, (bg >> 8) & 255, bg & 255])
-    return float((np.abs(flat - background).max(axis=1) > 24).mean())
-
-
 def look_at(page: Any, pane: Any) -> dict[str, Any]:
     """Scroll ``pane`` into view; the share of drawn pixels in its visible part, its size, and its labels' heights."""
     pane.evaluate("(el) => el.scrollIntoView({block: 'center', inline: 'nearest'})")
@@ -189,52 +155,6 @@ def look_at(page: Any, pane: Any) -> dict[str, Any]:
     found["ink"] = ink(decode_png(page.screenshot(clip=clip, animations="disabled")))
     found["labels"] = page.evaluate(LABEL_HEIGHTS_JS, [pane.element_handle(), box])
     return found
-
-
-def rounded(box: dict[str, float]) -> list[int]:
-    return [round(box[c]) for c in ("x", "y", "width", "height")]
-
-
-def inside(node: dict[str, float], box: dict[str, float], slack: float = 2.0) -> bool:
-    return (node["x"] >= box["x"] - slack and node["y"] >= box["y"] - slack
-            and node["x"] + node["width"] <= box["x"] + box["width"] + slack
-            and node["y"] + node["height"] <= box["y"] + box["height"] + slack)
-
-
-def overlaps(node: dict[str, float], box: dict[str, float]) -> bool:
-    return (node["x"] < box["x"] + box["width"] and node["x"] + node["width"] > box["x"]
-            and node["y"] < box["y"] + box["height"] and node["y"] + node["height"] > box["y"])
-
-
-def covered(node: dict[str, float], cover: dict[str, float] | None) -> bool:
-    """Whether more than half of ``node`` is under ``cover`` (a minimap over the picture)."""
-    if not cover:
-        return False
-    width = min(node["x"] + node["width"], cover["x"] + cover["width"]) - max(node["x"], cover["x"])
-    height = min(node["y"] + node["height"], cover["y"] + cover["height"]) - max(node["y"], cover["y"])
-    return width > 0 and height > 0 and width * height > 0.5 * node["width"] * node["height"]
-
-
-def out_of_view(nodes: list[dict[str, float]], box: dict[str, float], cover: dict[str, float] | None = None) -> list[str]:
-    """The keys of ``nodes`` not in view: every one inside ``box`` when they fit in it together, else every one at
-    least partly inside and one wholly; a node mostly under ``cover`` (the minimap) is not in view."""
-    if not nodes:
-        return []
-    hidden = [n["key"] for n in nodes if covered(n, cover)]
-    return hidden + [key for key in _outside(nodes, box) if key not in hidden]
-
-
-def _outside(nodes: list[dict[str, float]], box: dict[str, float]) -> list[str]:
-    left = min(n["x"] for n in nodes)
-    top = min(n["y"] for n in nodes)
-    right = max(n["x"] + n["width"] for n in nodes)
-    bottom = max(n["y"] + n["height"] for n in nodes)
-    if right - left <= box["width"] and bottom - top <= box["height"]:
-        return [n["key"] for n in nodes if not inside(n, box)]
-    missing = [n["key"] for n in nodes if not overlaps(n, box)]
-    if not any(inside(n, box) for n in nodes):
-        missing.append("(no changed node wholly in view)")
-    return missing
 
 
 # -- the notebook ------------------------------------------------------------------------------------------------------

@@ -15,8 +15,9 @@ from symlab.graph.traversal import equal_computations
 from symlab.notebook.grad_numbers import GradNumbers
 from symlab.notebook.grad_stepper import GradStepper
 from symlab.notebook.grad_stepper_export import read_page_data
+from symlab.notebook.offline_page import page_script
 from symlab.notebook.stepper import RewriteStepper
-from symlab.notebook.widget import VIEWS_SCRIPT, static_file, views_script
+from symlab.notebook.widget import VIEWS_SCRIPT, static_file
 from symlab.printing.render import can_render
 
 needs_dot = pytest.mark.skipif(not can_render(), reason="Graphviz dot is not installed")
@@ -249,7 +250,7 @@ def test_export_is_one_offline_page_of_every_step(tmp_path):
         "http://www.w3.org", "")
     assert str(tmp_path) not in page
     code = page[page.index('<script type="module">') + len('<script type="module">'):page.rindex("</script>")]
-    assert code.strip() == (views_script() + "\n" + static_file("grad_offline.js")).strip()  # no user data
+    assert code.strip() == page_script("grad_offline.js").strip()  # no user data
     node = shutil.which("node")
     if node is not None:  # the page's module parses
         (tmp_path / "page.mjs").write_text(code)

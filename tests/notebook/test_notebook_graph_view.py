@@ -10,7 +10,8 @@ import symlab
 import symlab.tensor as st
 from symlab.graph.fg import FunctionGraph
 from symlab.notebook.graph_view import VIEW_MAX_NODES, GraphView
-from symlab.notebook.widget import VIEWS_SCRIPT, static_file, views_script
+from symlab.notebook.offline_page import page_script
+from symlab.notebook.widget import VIEWS_SCRIPT, views_script
 from symlab.printing import debugprint
 from symlab.printing.render import can_render
 
@@ -251,8 +252,9 @@ def test_the_views_script_is_its_parts_in_order_one_module_with_one_default_expo
     declared = re.findall(r"^(?:export )?(?:async )?(?:function|class|const|let) (\w+)", script, re.M)
     assert len(declared) == len(set(declared)) and {"renderGraphView", "renderStepper", "Picture"} <= set(declared)
     node = shutil.which("node")
-    if node is not None:  # the module, and an exported stepper page's script (the module and offline.js), parse
-        for name, text in (("views.mjs", script), ("page.mjs", script + "\n" + static_file("offline.js"))):
+    if node is not None:  # the module, and an exported stepper page's script (the module, offline_page.js and
+        # offline.js), parse
+        for name, text in (("views.mjs", script), ("page.mjs", page_script("offline.js"))):
             (tmp_path / name).write_text(text)
             done = subprocess.run([node, "--check", str(tmp_path / name)], capture_output=True, text=True, timeout=60)
             assert done.returncode == 0, done.stderr[-2000:]
@@ -274,7 +276,8 @@ def test_a_built_wheel_contains_the_script_and_styles(tmp_path):
     (wheel,) = tmp_path.glob("symlab-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     parts = {f"symlab/notebook/static/views/{name}" for name in VIEWS_SCRIPT}
-    assert parts | {"symlab/notebook/static/offline.js", "symlab/notebook/static/views.css"} <= names
+    assert parts | {f"symlab/notebook/static/{name}" for name in ("offline_page.js", "offline.js", "grad_offline.js",
+                                                           "views.css")} <= names
 
 
 def test_a_click_resolves_its_key_once_in_every_view(monkeypatch):

@@ -434,8 +434,9 @@ def test_export_of_the_mlp_is_small_holds_no_path_and_decodes_to_every_step(mlp,
     import time
     from pathlib import Path
 
+    from symlab.notebook.offline_page import bare_svg
     from symlab.notebook.step_pictures import paint_svg
-    from symlab.notebook.stepper_export import _bare_svg, read_page_data
+    from symlab.notebook.stepper_export import read_page_data
 
     f, _ = mlp
     stepper = RewriteStepper(f)
@@ -457,7 +458,7 @@ def test_export_of_the_mlp_is_small_holds_no_path_and_decodes_to_every_step(mlp,
         stepper.step = k
         for pane, shown in (("before", stepper.before_svg), ("after", stepper.after_svg)):
             index, marks = state[pane]
-            assert (paint_svg(data["svgs"][index], marks) if index >= 0 else "") == _bare_svg(shown), (k, pane)
+            assert (paint_svg(data["svgs"][index], marks) if index >= 0 else "") == bare_svg(shown), (k, pane)
         assert state["diff"] == stepper.diff and state["reveal_after"] == stepper.reveal_after
         assert state["card"] == {key: v for key, v in stepper.card.items()}
         assert not state["card"].get("location", "symlab/").startswith("/")

@@ -434,9 +434,9 @@ def test_the_rewrite_stepper_sends_every_name_as_it_is(g, checks):
 
 def test_an_exported_stepper_page_carries_names_only_as_inert_data(g, checks, tmp_path):
     from symlab.notebook import RewriteStepper
+    from symlab.notebook.offline_page import page_script
     from symlab.notebook.step_pictures import paint_svg
     from symlab.notebook.stepper_export import read_page_data
-    from symlab.notebook.widget import static_file, views_script
 
     stepper = RewriteStepper(hostile_rule_trace(g))
     text = stepper.export_html(tmp_path / "steps.html").read_text()
@@ -444,7 +444,7 @@ def test_an_exported_stepper_page_carries_names_only_as_inert_data(g, checks, tm
     check_inert_html(page)
     assert [kind for kind, _ in page.scripts] == ["application/json", "module"]
     data, code = page.scripts[0][1], page.scripts[1][1]
-    assert code.strip() == (views_script() + "\n" + static_file("offline.js")).strip()  # no user data
+    assert code.strip() == page_script("offline.js").strip()  # no user data
     assert "<" not in data and ">" not in data  # nothing can end the data's element early
     assert set(json.loads(data)) == {"encoding", "data"}  # compressed: the names are in it only as base64
     states = read_page_data(text)  # unpacked as the page's script does

@@ -4,7 +4,6 @@
 // Both pictures are drawn once (forward_svg, gradient_svg); a step only changes classes on their nodes and edges
 // (marks: {forward: {key: [class]}, gradient: {...}}, every class "sl-gw-..."), the "grad" line of the forward
 // boxes (labels: {key: text}) and the card. All text is set with textContent.
-const GW_SPEEDS = [["0.5 s a step", 500], ["1 s a step", 1000], ["2 s a step", 2000]];
 
 // Set the "sl-gw-*" classes of `picture`'s nodes and edges to `marks`; `state` remembers what was marked.
 function gwMark(picture, state, marks) {
@@ -194,53 +193,13 @@ function renderGradStepper({ model, el: host, host: widgetHost }) {
   const send = (message) => (watch ? watch.send(message) : model.send(message));
   const toolbar = el("div", "sl-toolbar");
   toolbar.setAttribute("role", "toolbar");
-  const slider = el("input", "sl-slider sl-gw-slider");
-  slider.type = "range";
-  slider.min = "0";
-  slider.setAttribute("aria-label", "step");
-  slider.addEventListener("input", () => send({ type: "goto", step: Number(slider.value) }));
-  slider.addEventListener("keydown", (event) => { // the slider's own keys; not JupyterLab's (they move cells)
-    if (/^(Arrow|Page|Home$|End$)/.test(event.key)) event.stopPropagation();
+  const controls = stepControls(root, send, model, {
+    first: "the start: the cost's gradient is 1 (Home)", last: "the last step (End)",
+    play: "play the backward pass at the chosen speed (again: pause)",
   });
-  const position = el("span", "sl-position sl-gw-position");
-  const speed = el("select", "sl-select sl-gw-speed");
-  speed.setAttribute("aria-label", "playing speed");
-  for (const [text, ms] of GW_SPEEDS) {
-    const option = el("option", "", text);
-    option.value = String(ms);
-    speed.append(option);
-  }
-  speed.value = "1000";
-  let player = null;
-  const stop = () => {
-    if (player !== null) clearInterval(player);
-    player = null;
-    playButton.textContent = "play";
-    root.dataset.playing = "0";
-  };
-  const playButton = button("play", "play the backward pass at the chosen speed (again: pause)", () => {
-    if (player !== null) {
-      stop();
-      return;
-    }
-    if (model.get("step") >= model.get("total")) send({ type: "move", direction: "first" });
-    playButton.textContent = "pause";
-    root.dataset.playing = "1";
-    player = setInterval(() => {
-      if (model.get("step") >= model.get("total")) stop();
-      else send({ type: "move", direction: "next" });
-    }, Number(speed.value));
-  });
-  playButton.classList.add("sl-gw-play");
-  const first = iconButton("first", "the start: the cost's gradient is 1 (Home)", () => send({ type: "move", direction: "first" }));
-  const prev = button("◀", "previous step (←)", () => send({ type: "move", direction: "prev" }));
-  const next = button("▶", "next step (→)", () => send({ type: "move", direction: "next" }));
-  const last = iconButton("last", "the last step (End)", () => send({ type: "move", direction: "last" }));
-  first.classList.add("sl-gw-first");
-  prev.classList.add("sl-gw-prev");
-  next.classList.add("sl-gw-next");
-  last.classList.add("sl-gw-last");
-  toolbar.append(first, prev, slider, next, last, position, playButton, speed);
+  const order = ["first", "prev", "slider", "next", "last", "position", "play", "speed"];
+  for (const name of order) controls[name].classList.add(`sl-gw-${name}`); // "sl-gw-play", ...: styles and tests
+  toolbar.append(...order.map((name) => controls[name]));
   const notice = el("div", "sl-notice");
   const panes = el("div", "sl-panes");
   const forward = new Picture(model, () => {});
@@ -272,15 +231,6 @@ function renderGradStepper({ model, el: host, host: widgetHost }) {
   compiledBox.hidden = true;
   root.append(toolbar, notice, panes, legend, lower, compiledBox);
   host.append(root);
-
-  root.addEventListener("keydown", (event) => {
-    if (event.target.closest("input, select, textarea")) return;
-    const moves = { ArrowRight: "next", ArrowLeft: "prev", Home: "first", End: "last" };
-    if (!moves[event.key]) return;
-    event.preventDefault();
-    event.stopPropagation(); // JupyterLab's notebook shortcuts must not see them (the arrows would move cells)
-    send({ type: "move", direction: moves[event.key] });
-  });
 
   let rows = [];
   const buildTable = () => {
@@ -327,9 +277,7 @@ function renderGradStepper({ model, el: host, host: widgetHost }) {
     }
     const step = model.get("step");
     const total = model.get("total");
-    slider.max = String(total);
-    slider.value = String(step);
-    position.textContent = `step ${step} / ${total}`;
+    controls.show(step, total);
     forward.update(model.get("forward_svg"));
     gradient.update(model.get("gradient_svg"));
     const marks = model.get("marks") || {};
@@ -373,7 +321,7 @@ function renderGradStepper({ model, el: host, host: widgetHost }) {
   update();
   return () => {
     model.off("change:drawn", update);
-    stop();
+    controls.stop();
     if (sizes) sizes.disconnect();
     if (settleFrame) cancelAnimationFrame(settleFrame);
     if (watch) watch.dispose();

@@ -73,51 +73,24 @@ function renderStepper({ model, el: host }) {
   const send = (message) => watch.send(message);
   const toolbar = el("div", "sl-toolbar");
   toolbar.setAttribute("role", "toolbar");
-  const slider = el("input", "sl-slider");
-  slider.type = "range";
-  slider.min = "0";
-  slider.setAttribute("aria-label", "step");
-  slider.addEventListener("input", () => send({ type: "goto", step: Number(slider.value) }));
-  const position = el("span", "sl-position");
-  const [compareBox, compareLabel] = checkbox("unoptimized | optimized", (on) => send({ type: "compare", compare: on }));
-  let player = null;
-  const speed = el("select", "sl-select");
-  speed.setAttribute("aria-label", "playing speed");
-  for (const [text, ms] of [["0.5 s a step", 500], ["1 s a step", 1000], ["2 s a step", 2000]]) {
-    const option = el("option", "", text);
-    option.value = String(ms);
-    speed.append(option);
-  }
-  speed.value = "1000";
-  const stop = () => {
-    if (player !== null) clearInterval(player);
-    player = null;
-    playButton.textContent = "play";
-  };
-  const playButton = button("play", "play the steps at the chosen speed (again: pause)", () => {
-    if (player !== null) {
-      stop();
-      return;
-    }
-    playButton.textContent = "pause";
-    player = setInterval(() => {
-      if (model.get("step") >= model.get("total")) stop();
-      else send({ type: "move", direction: "next" });
-    }, Number(speed.value));
+  const controls = stepControls(root, send, model, {
+    first: "first step (the unoptimized graph)", last: "last step (the optimized graph)",
+    play: "play the steps at the chosen speed (again: pause)",
   });
+  const [compareBox, compareLabel] = checkbox("unoptimized | optimized", (on) => send({ type: "compare", compare: on }));
   const [fullBox, fullLabel] = checkbox("whole graph", (on) => send({ type: "full", full: on }),
     "large graphs are drawn around each step's change; tick to draw all of it (folded)");
   toolbar.append(
-    iconButton("first", "first step (the unoptimized graph)", () => send({ type: "move", direction: "first" })),
-    button("◀", "previous step (←)", () => send({ type: "move", direction: "prev" })),
-    slider,
-    button("▶", "next step (→)", () => send({ type: "move", direction: "next" })),
-    iconButton("last", "last step (the optimized graph)", () => send({ type: "move", direction: "last" })),
-    position,
+    controls.first,
+    controls.prev,
+    controls.slider,
+    controls.next,
+    controls.last,
+    controls.position,
     button("◀ rule", "previous use of this step's rule", () => send({ type: "rule", backward: true })),
     button("rule ▶", "next use of this step's rule", () => send({ type: "rule", backward: false })),
-    playButton,
-    speed,
+    controls.play,
+    controls.speed,
     compareLabel,
     fullLabel,
   );
@@ -156,16 +129,6 @@ function renderStepper({ model, el: host }) {
   diffBox.setAttribute("aria-label", "the step as a text diff");
   root.append(nestBar, toolbar, notice, panes, diffBox, lower);
   host.append(root);
-
-  root.addEventListener("keydown", (event) => {
-    if (event.target.closest("input, select, textarea")) return;
-    if (event.key === "ArrowRight") send({ type: "move", direction: "next" });
-    else if (event.key === "ArrowLeft") send({ type: "move", direction: "prev" });
-    else if (event.key === "Home") send({ type: "move", direction: "first" });
-    else if (event.key === "End") send({ type: "move", direction: "last" });
-    else return;
-    event.preventDefault();
-  });
 
   let rows = [];
   const buildList = () => {
@@ -268,10 +231,7 @@ function renderStepper({ model, el: host }) {
       shown.steps = model.get("steps");
     }
     const step = model.get("step");
-    const total = model.get("total");
-    slider.max = String(total);
-    slider.value = String(step);
-    position.textContent = `step ${step} / ${total}`;
+    controls.show(step, model.get("total"));
     compareBox.checked = model.get("compare");
     fullBox.checked = model.get("full");
     const animate = !model.get("compare");
@@ -310,7 +270,7 @@ function renderStepper({ model, el: host }) {
   update();
   return () => {
     model.off("change:drawn", update);
-    stop();
+    controls.stop();
     watch.dispose();
     before.dispose();
     after.dispose();
