@@ -48,10 +48,6 @@ def expression(var: Any, limit: int = TEXT_MAX, forward: Any = frozenset(), dept
     >>> expression((1.0 - y * y) * 3), expression((1.0 - y * y) * 3, forward={y.owner}), expression(None)
     ('((1.0 - (tanh((x * 2)) * tanh((x * 2)))) * 3)', '((1.0 - (tanh(…) * tanh(…))) * 3)', 'none')
     """
-    return _expression(var, limit, forward, depth)
-
-
-def _expression(var: Any, limit: int = TEXT_MAX, forward: Any = frozenset(), depth: int = DEPTH) -> str:
     if var is None:
         return "none"
     if isinstance(var.type, NullType):
@@ -102,7 +98,7 @@ def _seed_text(walk: Any, numbers: Any) -> str:
         return "none"
     if numbers is not None:
         return ", ".join(_value(numbers, s) for s in seeds)
-    return ", ".join(_expression(s, 40) for s in seeds)
+    return ", ".join(expression(s, 40) for s in seeds)
 
 
 def step_card(walk: Any, k: int, numbers: Any = None) -> dict[str, Any]:
@@ -110,11 +106,11 @@ def step_card(walk: Any, k: int, numbers: Any = None) -> dict[str, Any]:
     total = len(walk.steps)
     forward = walk.forward_nodes
 
-    def expression(var: Any, limit: int = TEXT_MAX) -> str:  # the forward values are the left picture's
-        return _expression(var, limit, forward)
+    def written(var: Any, limit: int = TEXT_MAX) -> str:  # the forward values are the left picture's
+        return expression(var, limit, forward)
 
     if k == 0:
-        seeds = [{"output": str(var), "gradient": expression(g), "value": _value(numbers, g)}
+        seeds = [{"output": str(var), "gradient": written(g), "value": _value(numbers, g)}
                  for var, g in walk.seeds.items()]
         return {"step": 0, "title": f"start (step 0 of {total})", "kind": "start",
                 "summary": "the cost's gradient is 1: grad starts from it and walks back to the inputs, "
@@ -125,7 +121,7 @@ def step_card(walk: Any, k: int, numbers: Any = None) -> dict[str, Any]:
     arriving_values = numbers.arriving(step) if numbers is not None else [None] * len(step.arriving)
     arriving = []
     for out, grad, value in zip(step.node.outputs, step.arriving, arriving_values):
-        arriving.append({"output": str(out), "gradient": expression(grad),
+        arriving.append({"output": str(out), "gradient": written(grad),
                          "value": "" if value is None else str(numbers.text(value))})
     contributions = []
     for c in step.contributions:
@@ -134,8 +130,8 @@ def step_card(walk: Any, k: int, numbers: Any = None) -> dict[str, Any]:
             received = str(numbers.text(numbers.received(c)))
         why = c.reason or (str(c.gradient.type.why) if c.undefined else "")  # type: ignore[union-attr]
         contributions.append({
-            "index": c.index, "input": str(c.variable), "gradient": expression(c.gradient) if not c.reason else "none",
-            "value": received, "total": expression(c.after) if c.after is not None and not c.reason else "",
+            "index": c.index, "input": str(c.variable), "gradient": written(c.gradient) if not c.reason else "none",
+            "value": received, "total": written(c.after) if c.after is not None and not c.reason else "",
             "total_value": _value(numbers, c.after) if not c.reason else "",
             "summed": c.summed, "undefined": c.undefined, "reason": why,
         })
@@ -153,7 +149,7 @@ def step_card(walk: Any, k: int, numbers: Any = None) -> dict[str, Any]:
         "step": k, "title": f"step {k} of {total}: {step.label}", "kind": step.kind, "summary": str(step),
         "node": f"{step.node.op}({', '.join(str(i) for i in step.node.inputs)})", "why": step.why,
         "arriving": arriving, "rule": rule, "contributions": contributions,
-        "new": [expression(n.outputs[0], 80) for n in step.new_nodes],
+        "new": [written(n.outputs[0], 80) for n in step.new_nodes],
         "sums": list(dict.fromkeys(str(c.variable) for c in step.sums)), "problems": problems, "last": k == total,
     }
 
@@ -167,7 +163,7 @@ def step_row(walk: Any, k: int, numbers: Any = None) -> list[Any]:
         values = numbers.arriving(step)
         arriving = ", ".join("none" if v is None else str(numbers.text(v)) for v in values)
     else:
-        arriving = ", ".join("none" if g is None else _expression(g, 40, walk.forward_nodes) for g in step.arriving)
+        arriving = ", ".join("none" if g is None else expression(g, 40, walk.forward_nodes) for g in step.arriving)
     if step.kind == "rule":
         given = sum(1 for c in step.contributions if c.gradient is not None and not c.reason and not c.undefined)
         result = f"{given} gradient{'s' * (given != 1)}"
