@@ -32,6 +32,15 @@ ready, with ``SYMLAB_BACKGROUND_COMPILE=0`` in the environment or at run time::
 ``optimizer_verbose`` (default False): ``symlab.function`` prints each replacement its rewrites make, one
 ``rewriting: rewrite <rule> replaces <old> of <node> with <new> of <node>`` line each, as PyTensor's flag does.
 
+``threads`` (default ``"auto"``, or ``SYMLAB_THREADS`` from the environment): how many threads the
+parallel work of a compiled function uses (Numba's parallel kernels, the register machine, BLAS):
+``"auto"`` uses every core while the machine is otherwise idle and leaves the cores other processes
+keep busy to them; a number fixes the count. ``symlab.function(..., threads=n)`` sets it for one
+function. See :mod:`symlab.compile.threads`.
+
+>>> symlab.config.threads
+'auto'
+
 ``config.change_flags(name=value, ...)`` sets flags for a ``with`` block (or the
 calls of a function it decorates) and restores them afterwards, as PyTensor's does:
 
@@ -62,9 +71,11 @@ class Config:
         self._mode: Any = "NUMBA"
         self.mode = os.environ.get("SYMLAB_MODE", "NUMBA")
         self._optimizer_verbose = False
+        self._threads: int | str = "auto"
+        self._threads = check_threads(os.environ.get("SYMLAB_THREADS", "auto"), "SYMLAB_THREADS")
 
     #: The settings :meth:`change_flags` can change.
-    FLAGS = ("floatX", "background_compile", "mode", "optimizer_verbose")
+    FLAGS = ("floatX", "background_compile", "mode", "optimizer_verbose", "threads")
 
     @property
     def mode(self) -> Any:
@@ -92,7 +103,7 @@ class Config:
         >>> symlab.config.change_flags(optimizer="None")
         Traceback (most recent call last):
         ...
-        AttributeError: config.change_flags: unknown flag 'optimizer'; the flags are ('floatX', 'background_compile', 'mode', 'optimizer_verbose')
+        AttributeError: config.change_flags: unknown flag 'optimizer'; the flags are ('floatX', 'background_compile', 'mode', 'optimizer_verbose', 'threads')
         """
         for name in flags:
             if name not in self.FLAGS:
@@ -136,9 +147,19 @@ class Config:
             raise TypeError(f"config.optimizer_verbose must be True or False, received {value!r}")
         self._optimizer_verbose = value
 
+    @property
+    def threads(self) -> int | str:
+        """Threads of a compiled function's parallel work: ``"auto"`` (follows the machine's load) or a number."""
+        return self._threads
+
+    @threads.setter
+    def threads(self, value: int | str) -> None:
+        self._threads = check_threads(value, "config.threads")
+
     def __repr__(self) -> str:
         return (
-            f"Config(floatX={self.floatX!r}, background_compile={self.background_compile!r}, mode={self.mode!r})"
+            f"Config(floatX={self.floatX!r}, background_compile={self.background_compile!r}, mode={self.mode!r}, "
+            f"threads={self.threads!r})"
         )
 
 
@@ -159,6 +180,50 @@ class _ChangeFlags(contextlib.ContextDecorator):
     def __exit__(self, *exc_info: Any) -> None:
         for name, value in self._saved.pop().items():
             setattr(self.config, name, value)
+
+
+def max_threads() -> int:
+    """The most threads a parallel call can use: ``NUMBA_NUM_THREADS`` if set, else the CPUs this process may use.
+
+    This is how Numba counts its thread pool, found without importing Numba.
+
+    >>> max_threads() >= 1
+    True
+    """
+    value = os.environ.get("NUMBA_NUM_THREADS", "").strip()
+    if value.isdigit() and int(value) > 0:
+        return int(value)
+    return cpus_allowed()
+
+
+def cpus_allowed() -> int:
+    """The CPUs this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # macOS, Windows
+        return max(1, os.cpu_count() or 1)
+
+
+def check_threads(value: Any, where: str) -> int | str:
+    """``value`` if it is a valid thread setting (``"auto"`` or an int from 1 to :func:`max_threads`), else an error.
+
+    ``where`` names the setting in the message (``"config.threads"``, ``"symlab.function(threads=)"``).
+
+    >>> check_threads("auto", "config.threads"), check_threads(1, "config.threads"), check_threads("1", "SYMLAB_THREADS")
+    ('auto', 1, 1)
+    >>> check_threads(0, "config.threads")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: config.threads must be 'auto' or a number of threads from 1 to ..., received 0
+    """
+    if isinstance(value, str) and value.strip().lower() == "auto":
+        return "auto"
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value.strip())
+    top = max_threads()
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= top:
+        raise ValueError(f"{where} must be 'auto' or a number of threads from 1 to {top}, received {value!r}")
+    return value
 
 
 def _env_flag(name: str, default: bool = False) -> bool:

@@ -8,7 +8,8 @@
 :mod:`~symlab.compile.linker_numpy` (the NumPy backend),
 :mod:`~symlab.compile.debugmode`, :mod:`~symlab.compile.nanguard` and
 :mod:`~symlab.compile.profiling`; ``wait_all`` waits for the background compiles under way
-(:func:`~symlab.compile.numba.background.wait_all`); :mod:`~symlab.compile.builders` (``OpFromGraph``).
+(:func:`~symlab.compile.numba.background.wait_all`); :mod:`~symlab.compile.builders` (``OpFromGraph``);
+:mod:`~symlab.compile.threads` (how many threads parallel work uses; ``threading_info``).
 
 >>> import symlab
 >>> import symlab.tensor as st
@@ -29,6 +30,7 @@ from symlab.compile.nanguard import NanGuardError
 from symlab.compile.function import Function, FunctionMaker, UnusedInputError, function
 from symlab.compile.numba.background import wait_all
 from symlab.compile.builders import OpFromGraph
+from symlab.compile.threads import threading_info
 from symlab.compile import builders_rewrites  # noqa: F401 - registers the OpFromGraph rewrites
 
 __all__ = [
@@ -52,5 +54,6 @@ __all__ = [
     "get_mode",
     "register_linker",
     "shared",
+    "threading_info",
     "wait_all",
 ]

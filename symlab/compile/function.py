@@ -61,6 +61,8 @@ from symlab.compile.function_arguments import (
 from symlab.compile.io import In
 from symlab.compile.modes import Mode, get_mode
 from symlab.compile.profiling import ProfileStats
+from symlab.compile.threads import ThreadPlan
+from symlab.config import check_threads
 from symlab.graph.basic import Constant, MissingInputError, Variable
 from symlab.graph.destroyhandler import DestroyHandler
 from symlab.graph.display import Displayable, print_text, register_graph_holder
@@ -93,6 +95,7 @@ class FunctionMaker:
         profile: bool | ProfileStats = False,
         accept_inplace: bool = False,
         no_default_updates: bool | Sequence[SharedVariable] = False,
+        threads: int | str | None = None,
     ) -> None:
         started = perf_counter()
         if name is not None and not isinstance(name, str):
@@ -100,6 +103,8 @@ class FunctionMaker:
         self.name = name
         where = f"function {name!r}" if name else "function"
         self.where = where
+        #: The function's own thread setting (``"auto"`` or a count), or None: ``symlab.config.threads`` at each call.
+        self.threads = None if threads is None else check_threads(threads, f"{where}: threads")
         if on_unused_input not in ("raise", "warn", "ignore"):
             raise ValueError(f"{where}: on_unused_input must be 'raise', 'warn' or 'ignore', received {on_unused_input!r}")
         self.mode = get_mode(mode)
@@ -255,6 +260,7 @@ class Function(Displayable):
             if i.name is not None:
                 by_name.setdefault(i.name, []).append(k)
         self._by_name = by_name
+        self._thread_plan = self._make_thread_plan()
         #: The call without keywords, shared variables, updates or a profile, done with fewer steps; None if
         #: this function has one of those.
         self._plain_call = None if (self._shared or self._updates or self.profile is not None) else self._make_plain_call()
@@ -264,6 +270,7 @@ class Function(Displayable):
 
     def _compiled_code_ready(self) -> None:
         """The runner's machine code is ready (background compilation): calls go straight to it from now."""
+        self._thread_plan = self._make_thread_plan()
         if self._plain_call is not None:
             self._plain_call = self._make_plain_call()
         if self._profile_record is not None:
@@ -299,6 +306,32 @@ class Function(Displayable):
         """What compiling the machine code did (the Numba backend's ``CompileInfo``), or None."""
         return getattr(self._runner, "compile_info", None)
 
+    def _make_thread_plan(self) -> ThreadPlan:
+        """What this function's calls do about threads, for the tier that serves them now."""
+        info = self.compile_info
+        if info is not None and self.tier == "machine code":
+            return ThreadPlan(
+                self.maker.threads,
+                numba=info.parallel_kernels > 0,
+                blas=info.blas_kernels > 0 or bool(info.fallback_ops),  # an op's NumPy perform may call BLAS
+                machine=info.vm_nodes > 0,
+            )
+        return ThreadPlan(self.maker.threads, blas=True)  # the NumPy backend: NumPy's products and LAPACK
+
+    @property
+    def threads(self) -> int | str:
+        """This function's thread setting: ``"auto"`` or a count (its own, else ``symlab.config.threads``).
+
+        Set it per function with ``symlab.function(..., threads=n)``, for every function with
+        ``symlab.config.threads`` (:mod:`symlab.compile.threads`).
+        """
+        return self._thread_plan.resolved_setting()
+
+    @property
+    def thread_count(self) -> int:
+        """The threads a call made now runs its parallel work on (1 when it has none: see ``repr(f)``)."""
+        return self._thread_plan.count()
+
     def _make_plain_call(self) -> Any:
         """A function of the inputs, generated for this signature, that checks them and runs the graph.
 
@@ -310,6 +343,8 @@ class Function(Displayable):
         direct = getattr(self._runner, "direct_callable", lambda: None)()  # the compiled graph itself, if it can be
         names = [f"a{k}" for k in range(len(self._filters))]
         scope: dict[str, Any] = {"ndarray": np.ndarray, "run": direct or self._runner, "keys": self.maker.output_keys}
+        plan = self._thread_plan
+        scope["with_threads"] = plan.call
         lines = [f"def plain_call({', '.join(names)}):"]
         for k, (inp, (filt, strict, downcast, _)) in enumerate(zip(self.inputs, self._filters)):
             scope[f"filter{k}"] = filt
@@ -319,7 +354,9 @@ class Function(Displayable):
                 scope[f"dtype{k}"] = np.dtype(t.dtype)
                 check = f"if not (type(a{k}) is ndarray and a{k}.dtype is dtype{k} and a{k}.ndim == {t.ndim}): "
             lines.append(f"    {check}a{k} = filter{k}(a{k}, strict={strict!r}, allow_downcast={downcast!r})")
-        call = f"run({', '.join(names)})" if direct is not None else f"run([{', '.join(names)}])"
+        arguments = ", ".join(names) if direct is not None else f"[{', '.join(names)}]"
+        # Parallel work runs on the function's threads; a function without any pays nothing for them.
+        call = f"with_threads(run, {arguments})" if plan.parallel else f"run({arguments})"
         kind = self.maker.output_kind
         if kind == "single":
             lines.append(f"    return {call}[0]")
@@ -402,8 +439,14 @@ class Function(Displayable):
             values.append(c.value)
         if profile is not None:
             inputs_done = perf_counter()
+        plan = self._thread_plan
         try:
-            results = self._runner(values)
+            if plan.parallel:
+                if profile is not None:
+                    profile.count_threads(plan.count())
+                results = plan.call(self._runner, values)
+            else:
+                results = self._runner(values)
         except (TypeError, ValueError) as err:
             self._locate_on_numpy(err, values[: len(self._filters)])
             self._add_call_note(err, values)
@@ -577,7 +620,14 @@ class Function(Displayable):
     def __repr__(self) -> str:
         ins = ", ".join(str(i.name or i.variable) for i in self.inputs)
         mode = self.maker.mode
-        return f"<symlab Function {self.name or ''}({ins}) mode={mode.name or repr(mode)}{self._tier_note()}>"
+        return f"<symlab Function {self.name or ''}({ins}) mode={mode.name or repr(mode)}{self._tier_note()}{self._threads_note()}>"
+
+    def _threads_note(self) -> str:
+        """`` threads=auto (Numba kernels, BLAS)`` for machine code with parallel work; nothing otherwise."""
+        plan = self._thread_plan
+        if self.compile_info is None or not plan.parallel or self.tier != "machine code":
+            return ""
+        return " " + plan.describe()
 
     def _tier_note(self) -> str:
         """`` tier=...`` and how the machine code came, for a function of the Numba backend."""
@@ -613,6 +663,7 @@ def function(
     profile: bool | ProfileStats = False,
     accept_inplace: bool = False,
     no_default_updates: bool | Sequence[SharedVariable] = False,
+    threads: int | str | None = None,
 ) -> Function:
     """Compile ``outputs`` (a Variable, a list or a dict of them, or :class:`Out`) as a function of ``inputs``.
 
@@ -628,6 +679,9 @@ def function(
     operations that overwrite their inputs (refused otherwise, as in PyTensor).
     ``no_default_updates``: ``True`` leaves out the ``default_update`` of every shared variable (the draws of
     a ``RandomStream`` then give the same numbers at each call), a list leaves out those of the variables listed.
+    ``threads``: the threads the function's parallel work uses, ``"auto"`` or a count (default: follow
+    ``symlab.config.threads``, ``"auto"`` unless set; see :mod:`symlab.compile.threads`); ``f.threads`` and
+    ``f.thread_count`` say it, and ``repr(f)`` for machine code with parallel work.
 
     >>> import symlab
     >>> import symlab.tensor as st
@@ -639,7 +693,7 @@ def function(
     with gc_paused():  # compiling a large graph would otherwise run many full collections
         return FunctionMaker(
             inputs, outputs, mode, updates, givens, name, on_unused_input, allow_input_downcast, profile,
-            accept_inplace, no_default_updates,
+            accept_inplace, no_default_updates, threads,
         ).create()
 
 

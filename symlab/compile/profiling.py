@@ -111,6 +111,8 @@ class ProfileStats:
     calls_before_ready: int = 0
     #: Calls by the tier that served them (``"numpy"``, ``"machine code"``...; the Numba backend only).
     tier_calls: dict[str, int] = field(default_factory=dict)
+    #: Calls by the number of threads their parallel work ran on (functions with parallel work only).
+    thread_calls: dict[int, int] = field(default_factory=dict)
     #: Numba backend: the ops whose nodes run on NumPy by design, between the compiled segments, and why (a
     #: random variable whose draws Numba cannot give bit for bit; ``compile_info.numpy_ops``).
     numpy_ops: dict[str, str] = field(default_factory=dict)
@@ -192,6 +194,12 @@ class ProfileStats:
             if self._links.combined is not None:
                 tiers = self._links.combined.tier_calls
                 tiers[tier] = tiers.get(tier, 0) + 1
+
+    def count_threads(self, threads: int) -> None:
+        """Count one call whose parallel work ran on ``threads`` threads."""
+        with _COUNTING:
+            for stats in (self, self._links.combined) if self._links.combined is not None else (self,):
+                stats.thread_calls[threads] = stats.thread_calls.get(threads, 0) + 1
 
     def record_call(self, input_seconds: float, update_seconds: float, call_seconds: float) -> None:
         """Count one call and its times (a function's own profile adds them to the combined one too)."""
@@ -283,6 +291,11 @@ class ProfileStats:
         lines.append(f"  {self.calls} call{'s' if self.calls != 1 else ''}, {self.call_seconds:.6f}s in total")
         if self.tier_calls:
             lines.append("    by tier: " + ", ".join(f"{tier} {n}" for tier, n in self.tier_calls.items()))
+        if self.thread_calls:
+            lines.append(
+                "    by threads: "
+                + ", ".join(f"{n} thread{'s' * (n != 1)} {calls}" for n, calls in sorted(self.thread_calls.items()))
+            )
         if self.numpy_ops:
             lines.append("    on NumPy by design (Python steps between the compiled segments):")
             lines.extend(f"      {op}: {why}" for op, why in self.numpy_ops.items())

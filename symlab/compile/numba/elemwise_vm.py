@@ -122,6 +122,7 @@ import numpy as np
 
 from symlab.compile.numba.scalar_rules import helper_sources, scalar_expression
 from symlab.compile.numba.ufunc_table import AVAILABLE, BINARY_AVAILABLE
+from symlab.compile.threads import current_threads
 from symlab.graph.basic import Apply, Constant, Variable
 from symlab.scalar.basic import Cast, ScalarOp, declared_ops, scalar_op
 from symlab.scalar.composite import Composite
@@ -553,10 +554,8 @@ _executor: Any = None
 
 
 def _thread_count() -> int:
-    """Threads a large call uses: ``NUMBA_NUM_THREADS`` if set, else the number of CPUs."""
-    import numba
-
-    return numba.config.NUMBA_NUM_THREADS
+    """Threads a large call uses: the calling function's count (``symlab.config.threads``, ``function(threads=)``)."""
+    return current_threads()
 
 
 def _pool(threads: int) -> Any:

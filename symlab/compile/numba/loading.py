@@ -74,6 +74,10 @@ class CompileInfo:
     numpy_ops: dict[str, str] = field(default_factory=dict)
     #: Nodes run by the register machine (:mod:`symlab.compile.numba.elemwise_vm`).
     vm_nodes: int = 0
+    #: Kernels with a parallel loop (``numba.prange``): they run on the function's threads when large enough.
+    parallel_kernels: int = 0
+    #: Kernels that call BLAS (products): OpenBLAS runs them on the function's threads.
+    blas_kernels: int = 0
     #: Kernel modules compiled, and loaded from the cache, while the graph functions were compiled (a kernel
     #: another graph compiled before is loaded: only the graph function and new kernels are compiled).
     kernels_compiled: int = 0

@@ -46,6 +46,12 @@ FORKED_TIER = "numpy (forked while compiling)"
 EXITING_TIER = "numpy (compile abandoned at exit)"
 
 
+#: The ``CompileInfo`` fields the runner fills from the generated module, before Numba compiles anything.
+_KNOWN_BEFORE_COMPILING = (
+    "fallback_ops", "numpy_ops", "background", "calls_before_ready", "lazy_plan", "parallel_kernels", "blas_kernels",
+)
+
+
 class ForkedWhileCompiling(RuntimeError):
     """The ``compile_info.error`` of a function in a child forked while its machine code was compiling."""
 
@@ -98,6 +104,7 @@ class NumbaRunner(NumpyRunner):
         self.generated = gen
         self.compile_info.fallback_ops = sorted({str(n.op) for n in gen.fallback_nodes})
         self.compile_info.numpy_ops = {str(n.op): why for n, why in gen.numpy_nodes.items()}
+        self.compile_info.parallel_kernels, self.compile_info.blas_kernels = _parallel_work(gen)
         if gen.plan is not None and (gen.plan.guards or gen.plan.eager):
             self.compile_info.lazy_plan = gen.plan.describe() + "".join(
                 f"\n  {g.branch} of {g.choice.op}: holds a Python step; guarded by the runner between compiled steps"
@@ -150,7 +157,7 @@ class NumbaRunner(NumpyRunner):
             if arg_types:
                 functions, info = load_compiled(gen, arg_types)
                 for f in fields(CompileInfo):  # in place: calls made meanwhile count in self.compile_info
-                    if f.name not in ("fallback_ops", "numpy_ops", "background", "calls_before_ready", "lazy_plan"):
+                    if f.name not in _KNOWN_BEFORE_COMPILING:
                         setattr(self.compile_info, f.name, getattr(info, f.name))
                 for step in gen.steps:
                     if step.kind == "segment":
@@ -424,6 +431,14 @@ class NumbaRunner(NumpyRunner):
         for s in ran:
             s.seconds += seconds / len(ran)
             s.calls += 1
+
+
+def _parallel_work(gen: GeneratedModule) -> tuple[int, int]:
+    """(kernels with a parallel loop, kernels that call BLAS) among the kernels ``gen``'s module runs."""
+    sources = [k.source for k in gen.kernels]
+    parallel = sum("numba.prange(" in source for source in sources)
+    blas = sum("blas_dot(" in source for source in sources)
+    return parallel, blas
 
 
 def private_copy(value: Any) -> Any:
