@@ -3,7 +3,7 @@
 #   make test   - create/update .venv, then lint, unit tests, doctests, notebook checks and browser tests
 #                 (make test BROWSER=0: everything but the browser tests, and the summary says so)
 #   make bench  - in .venv-bench (with the `bench` extra: PyTensor), run benchmarks/run.py $(BENCH_ARGS)
-#                 (e.g. make bench BENCH_ARGS=--quick)
+#                 (e.g. make bench BENCH_ARGS=--quick; BENCH_ARGS=--contended: only issue 36's contended run)
 #   make soak   - the memory and thread checks at 5x their test sizes, with the figures
 #   make fuzz   - property-based differential run of tests/fuzz/run.py: FUZZ_GRAPHS random graphs (default 500)
 #                 with seed FUZZ_SEED (default: the fixed seed of tests/fuzz/campaign.py), then the figures

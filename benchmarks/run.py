@@ -11,8 +11,10 @@ machine code is ready; the NumPy tier serves the calls meanwhile), whose figures
 ones: time for ``function()`` to return, first result, time until the machine code is ready, steady
 call. ``symlab-numba`` is the plain Numba path (``config.background_compile = False``), shown beside
 it; ``pytensor`` is PyTensor's NUMBA mode. Prints the tables and the targets of the issue, measured
-on the default, with the plain Numba path's value beside each, and saves everything as JSON under
-``benchmarks/results/``. See ``benchmarks/README.md`` for how to read the output.
+on the default, with the plain Numba path's value beside each, then the contended run of issue 36
+(``bench_contended.py``: the steady calls while another process keeps one core busy; ``--contended`` runs
+it alone, ``--no-contended`` skips it), and saves everything as JSON under ``benchmarks/results/``. See
+``benchmarks/README.md`` for how to read the output.
 """
 
 from __future__ import annotations
@@ -603,8 +605,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--workloads",
-        default=",".join(WORKLOADS),
-        help=f"comma-separated names or groups (a-e, random...; default all: {','.join(WORKLOADS)})",
+        help=f"comma-separated names or groups (a-e, random...; default all: {','.join(WORKLOADS)}; the contended "
+        "run: all but add10 and chain_10000)",
     )
     parser.add_argument(
         "--systems",
@@ -620,6 +622,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--no-browser", action="store_true", help="skip the views' benchmarks in Chromium (bench_browser.py)"
     )
+    parser.add_argument(
+        "--contended",
+        action="store_true",
+        help="only the contended run (issue 36): the steady calls idle, with another process busy on one core, "
+        "and with it on 1 thread (bench_contended.py)",
+    )
+    parser.add_argument("--no-contended", action="store_true", help="skip the contended run (bench_contended.py)")
     parser.add_argument("--skip-pytensor-chain", action="store_true", help="no PyTensor on the chains (e)")
     parser.add_argument(
         "--pytensor-max-chain", type=int, help="longest chain (e) PyTensor compiles (default 10000; quick 2000)"
@@ -646,13 +655,17 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
             setattr(args, key, quick if args.quick else full)
     if args.skip_pytensor_chain:
         args.pytensor_max_chain = 0
+    if args.contended and args.no_contended:
+        parser.error("--contended runs only the contended run, --no-contended skips it: not both")
+    given = args.workloads is not None
     names = []
-    for item in filter(None, (s.strip() for s in args.workloads.split(","))):
+    for item in filter(None, (s.strip() for s in (args.workloads or ",".join(WORKLOADS)).split(","))):
         matches = [n for n, w in WORKLOADS.items() if item in (n, w.group)]
         if not matches:
             parser.error(f"unknown workload {item!r}; the workloads are {list(WORKLOADS)} (or groups a-e)")
         names += [n for n in matches if n not in names]
     args.workloads = names
+    args.contended_workloads = names if given else None  # None: bench_contended's own default
     unknown = [s for s in args.systems.split(",") if s and s not in SYSTEMS]
     if unknown:  # symlab-background is gone: symlab is the tiered default now
         parser.error(f"unknown system(s) {unknown}; the systems are {list(SYSTEMS)}")
@@ -667,6 +680,8 @@ def main(argv: list[str] | None = None) -> int:
             print("pytensor is not importable: comparing with NumPy only (make bench installs it)", file=sys.stderr)
         systems.remove("pytensor")
     meta = metadata(args, systems)
+    if args.contended:  # the contended run alone (the metadata, its table and its targets)
+        return main_contended(args, meta)
     started = time.perf_counter()
     raw = measure_all(args, systems)
     meta["seconds"] = time.perf_counter() - started
@@ -687,6 +702,12 @@ def main(argv: list[str] | None = None) -> int:
         f"{meta['seconds']:.0f} s"
     )
     print(header + "\n\n" + report(summary, target_rows))
+    contended = None
+    if not args.no_contended:
+        import bench_contended
+
+        contended = bench_contended.run_section(args, _log)
+        print("\n" + bench_contended.report(contended))
     view_rows: list[dict[str, Any]] = []
     if not args.no_views:
         import bench_views
@@ -711,22 +732,49 @@ def main(argv: list[str] | None = None) -> int:
         except Exception as err:  # the other sections' results are still saved
             print(f"\nViews in the browser: FAILED to run: {type(err).__name__}: {err}")
             browser_rows = [{"name": "browser benchmarks", "status": "FAIL", "error": f"{type(err).__name__}: {err}"}]
-    args.results_dir.mkdir(parents=True, exist_ok=True)
-    path = output_path(args.results_dir, meta)
-    meta["args"]["results_dir"] = str(args.results_dir)
     document = {
         "meta": meta,
         "summary": summary,
         "targets": target_rows,
+        "contended": contended,
         "views": view_rows,
         "rewrite_quality": quality_rows,
         "browser": browser_rows,
         "issue_pytensor": ISSUE_PYTENSOR,
         "raw": raw,
     }
+    save(args, meta, document)
+    return 0
+
+
+def _log(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def main_contended(args: argparse.Namespace, meta: dict[str, Any]) -> int:
+    """``--contended``: only the contended run (bench_contended.py), with the metadata; saved like a full run."""
+    import bench_contended
+
+    section = bench_contended.run_section(args, _log)
+    meta["seconds"] = section["seconds"]
+    header = (
+        f"symlab benchmarks, contended run only, {meta['date']} on {meta['host']} ({meta['cpus']} CPUs), "
+        f"mode {args.mode}, {args.reps} rep(s), {args.blocks} blocks; symlab {meta['versions']['symlab']}, "
+        f"NumPy {meta['versions']['numpy']}, Numba {meta['versions']['numba']}"
+    )
+    print(header + "\n\n" + bench_contended.report(section))
+    save(args, meta, {"meta": meta, "contended": section})
+    return 0
+
+
+def save(args: argparse.Namespace, meta: dict[str, Any], document: dict[str, Any]) -> Path:
+    """Write ``document`` as ``<results-dir>/<date>-<host>[-k].json`` and say where."""
+    args.results_dir.mkdir(parents=True, exist_ok=True)
+    path = output_path(args.results_dir, meta)
+    meta["args"]["results_dir"] = str(args.results_dir)
     path.write_text(json.dumps(document, indent=1, default=str) + "\n")
     print(f"\nsaved {path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path}")
-    return 0
+    return path
 
 
 if __name__ == "__main__":

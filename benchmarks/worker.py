@@ -47,7 +47,10 @@ Times, in seconds, every system:
 ``steady``        ``warm`` only: ``{"compiled", "numpy", "ratio", "calls_per_block", "blocks", "tier"}``,
                   seconds per call of the compiled function and of the NumPy version (medians over the
                   blocks) and their ratio. symlab's steady calls run on an unprofiled second compile of
-                  the graph (the profiled one times each node), after its ``wait()``: on the machine code
+                  the graph (the profiled one times each node), after its ``wait()``: on the machine code.
+                  symlab also records there ``threads`` (the steady function's setting, ``"auto"`` or a
+                  count: ``SYMLAB_THREADS``), ``thread_counts`` (the threads its calls were using, read
+                  after each block: ``{count: blocks}``) and ``threading`` (``threading_info()`` at the end)
 
 symlab only (both systems; for ``symlab-numba`` the tiers are always ``"machine code"``):
 
@@ -61,6 +64,10 @@ symlab only (both systems; for ``symlab-numba`` the tiers are always ``"machine 
 ``compile_error`` why Numba failed (``repr`` of ``compile_info.error``), or None
 ``backend``, ``compile_info``, ``profile``  the linker, the runner's ``CompileInfo`` and ``f.profile``'s
                   scalar fields, read once the machine code is ready
+``threads``, ``thread_count``, ``threading``  the function's thread setting (``f.threads``), the threads
+                  a call made then uses (``f.thread_count``), and ``symlab.compile.threads.threading_info()``
+                  (most threads, the ``"auto"`` count and the other processes' cores it saw, the OpenMP
+                  wait policy, Numba's threading layer), read once the machine code is ready
 """
 
 from __future__ import annotations
@@ -100,8 +107,18 @@ def time_import(system: str) -> dict[str, Any]:
     return {"import": seconds, "numba_imported": "numba" in loaded, "modules_loaded": len(loaded)}
 
 
-def alternate(compiled: Callable[[], Any], reference: Callable[[], Any], blocks: int, block_seconds: float) -> dict:
-    """Median seconds per call of ``compiled`` and ``reference``, timed in alternating blocks of ``k`` calls."""
+def alternate(
+    compiled: Callable[[], Any],
+    reference: Callable[[], Any],
+    blocks: int,
+    block_seconds: float,
+    sample: Callable[[], Any] | None = None,
+) -> dict:
+    """Median seconds per call of ``compiled`` and ``reference``, timed in alternating blocks of ``k`` calls.
+
+    ``sample``, if given, is called after each block of ``compiled`` (outside the timing); its answers are
+    counted under ``"samples"`` (symlab: the thread count its calls were using).
+    """
     k = 1
     while True:  # calibrate k on the compiled function: one block lasts at least block_seconds
         t = time.perf_counter()
@@ -111,6 +128,7 @@ def alternate(compiled: Callable[[], Any], reference: Callable[[], Any], blocks:
             break
         k *= 2
     times: dict[str, list[float]] = {"compiled": [], "numpy": []}
+    samples: dict[str, int] = {}
     for b in range(blocks):
         order = [("compiled", compiled), ("numpy", reference)]
         if b % 2:
@@ -121,8 +139,14 @@ def alternate(compiled: Callable[[], Any], reference: Callable[[], Any], blocks:
             for _ in range(k):
                 fn()
             times[key].append((time.perf_counter() - t) / k)
+            if key == "compiled" and sample is not None:
+                seen = str(sample())
+                samples[seen] = samples.get(seen, 0) + 1
     c, n = statistics.median(times["compiled"]), statistics.median(times["numpy"])
-    return {"compiled": c, "numpy": n, "ratio": c / n, "calls_per_block": k, "blocks": blocks}
+    out = {"compiled": c, "numpy": n, "ratio": c / n, "calls_per_block": k, "blocks": blocks}
+    if sample is not None:
+        out["samples"] = samples
+    return out
 
 
 # -- symlab -----------------------------------------------------------------------------------------------------------------
@@ -170,6 +194,7 @@ def describe_symlab(f: Any) -> dict[str, Any]:
         info["cache_hit"] = compile_info.cache_hit
         info["cache_miss_reason"] = compile_info.miss_reason
         info["compile_error"] = None if compile_info.error is None else repr(compile_info.error)
+    info.update(describe_threads(f))
     if f.profile is not None:
         p = f.profile
         info["rewrite"] = p.rewrite_seconds
@@ -177,6 +202,15 @@ def describe_symlab(f: Any) -> dict[str, Any]:
         # Every scalar field of the profile (the Numba backend adds cache hit/miss and background fields).
         info["profile"] = {k: v for k, v in vars(p).items() if isinstance(v, int | float | str | bool) or v is None}
     return info
+
+
+def describe_threads(f: Any) -> dict[str, Any]:
+    """The function's thread setting (``threads``: ``"auto"`` or a count), the threads a call made now uses
+    (``thread_count``), and the process's ``threading_info()`` (the most threads, what ``"auto"`` gives now
+    and the other processes' cores it saw, the OpenMP wait policy, Numba's threading layer)."""
+    from symlab.compile.threads import threading_info
+
+    return {"threads": f.threads, "thread_count": f.thread_count, "threading": _json_safe(threading_info())}
 
 
 class ReadyWatch:
@@ -326,9 +360,15 @@ def measure(workload_name: str, system: str, phase: str, blocks: int, block_seco
             if not steady_info["check"]["ok"]:
                 out["check"] = steady_info["check"]
         reference = w.numpy
-        out["steady"] = alternate(lambda: f(*data), lambda: reference(*data), blocks, block_seconds)
+        sample = (lambda: f.thread_count) if is_symlab else None
+        out["steady"] = alternate(lambda: f(*data), lambda: reference(*data), blocks, block_seconds, sample)
         if is_symlab:
             out["steady"]["tier"] = steady_info["tier"]
+            # The threads the steady calls used: the setting, the count after each block ({count: blocks}),
+            # and what the process saw at the end (``"auto"`` gives up a thread per core others keep busy).
+            out["steady"]["threads"] = f.threads
+            out["steady"]["thread_counts"] = out["steady"].pop("samples")
+            out["steady"]["threading"] = describe_threads(f)["threading"]
     out["numpy_version"] = np.__version__
     return out
 
