@@ -17,7 +17,6 @@ import shutil
 import stat
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -43,9 +42,11 @@ graphs = {  # separate kernel modules; a parallel kernel inside the graph module
     "fused": (st.exp(-x ** 2) * st.sin(y) + st.log1p(x * x) * 0.5,
               lambda a, b: np.exp(-a ** 2) * np.sin(b) + np.log1p(a * a) * 0.5),
 }
-start = float(os.environ.get("TEST_START", "0"))
-while time.time() < start:  # processes started together compile together
-    time.sleep(0.001)
+barrier = os.environ.get("TEST_BARRIER")  # processes started together compile together: each waits for all
+if barrier:
+    open(os.path.join(barrier, str(os.getpid())), "w").close()
+    while len(os.listdir(barrier)) < int(os.environ["TEST_PARTIES"]):
+        time.sleep(0.001)
 report = {}
 for name in os.environ.get("TEST_GRAPHS", "kernels").split(","):
     out, reference = graphs[name]
@@ -365,7 +366,8 @@ def test_an_entry_of_another_version_is_not_loaded(tmp_path):
 # -- concurrency --------------------------------------------------------------------------------------------------------
 def test_two_processes_compiling_the_same_graph_at_once(tmp_path):
     """Both correct; the entry they leave is whole and signed (one secret between them): a third process hits."""
-    env = dict(environment(tmp_path), TEST_GRAPHS="kernels,fused", TEST_START=str(time.time() + 4.0))
+    (tmp_path / "barrier").mkdir()
+    env = dict(environment(tmp_path), TEST_GRAPHS="kernels,fused", TEST_BARRIER=str(tmp_path / "barrier"), TEST_PARTIES="2")
     both = [
         subprocess.Popen([sys.executable, "-c", SCRIPT], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         for _ in range(2)
@@ -403,19 +405,20 @@ def test_the_secret_is_refused_inside_the_cache(tmp_path, monkeypatch):
         cache.secret_key(tmp_path / "cache")
 
 
-def test_racing_creators_of_the_secret_end_with_one_key(tmp_path):
+def test_racing_creators_of_the_secret_end_with_one_key(tmp_path, tmp_path_factory):
     """Processes creating the secret at the same moment all read the same key."""
     path = tmp_path / "secret"
+    barrier = tmp_path_factory.mktemp("barrier")  # each process, once imported, waits for the four
     code = (
         "import os, sys, time\n"
         "from symlab.compile.numba import cache\n"
-        "while time.time() < float(sys.argv[1]): pass\n"
+        "open(os.path.join(sys.argv[1], str(os.getpid())), 'w').close()\n"
+        "while len(os.listdir(sys.argv[1])) < 4: pass\n"
         "print(cache.secret_key(cache.Path(sys.argv[2])).hex())\n"
     )
     env = dict(os.environ, SYMLAB_SECRET_FILE=str(path))
-    start = str(time.time() + 2.0)
     procs = [
-        subprocess.Popen([sys.executable, "-c", code, start, str(tmp_path / "cache")], env=env, stdout=subprocess.PIPE, text=True)
+        subprocess.Popen([sys.executable, "-c", code, str(barrier), str(tmp_path / "cache")], env=env, stdout=subprocess.PIPE, text=True)
         for _ in range(4)
     ]
     keys = {p.communicate(timeout=120)[0].strip() for p in procs}
