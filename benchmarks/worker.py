@@ -107,6 +107,12 @@ def time_import(system: str) -> dict[str, Any]:
     return {"import": seconds, "numba_imported": "numba" in loaded, "modules_loaded": len(loaded)}
 
 
+#: Seconds of calls of the compiled function before its blocks are calibrated and timed. symlab's ``"auto"``
+#: threads read the machine's load over 0.2 s windows (``symlab.compile.threads``), so the first calls of a
+#: process on a busy machine still use every core; a block calibrated on one of those would hold a single call.
+WARMUP_SECONDS = 0.3
+
+
 def alternate(
     compiled: Callable[[], Any],
     reference: Callable[[], Any],
@@ -119,6 +125,9 @@ def alternate(
     ``sample``, if given, is called after each block of ``compiled`` (outside the timing); its answers are
     counted under ``"samples"`` (symlab: the thread count its calls were using).
     """
+    warm_until = time.perf_counter() + WARMUP_SECONDS
+    while time.perf_counter() < warm_until:  # steady state first: caches, BLAS threads, symlab's core watch
+        compiled()
     k = 1
     while True:  # calibrate k on the compiled function: one block lasts at least block_seconds
         t = time.perf_counter()
