@@ -124,11 +124,14 @@ unit: $(STAMP)
 doctest: $(STAMP)
 	$(call pytest_allow_empty,--doctest-modules symlab)
 
+# The notebook checks and the browser tests wait much of their time (for a kernel, a page, a picture), so
+# they run in two workers too; --dist loadfile keeps a notebook's cells, and a browser module's tests (which
+# share a notebook), in one worker, in order. Each browser worker starts its own JupyterLab and Chromium.
 nbval: $(STAMP) graphviz-dot
-	$(call pytest_allow_empty,--nbval notebooks/ --nbval-sanitize-with .nbval-sanitize.cfg)
+	$(call pytest_allow_empty,-n 2 --dist loadfile --nbval notebooks/ --nbval-sanitize-with .nbval-sanitize.cfg)
 
 browser: $(STAMP) graphviz-dot chromium
-	SYMLAB_CHROMIUM=$(CHROMIUM) $(PYTEST) tests/browser
+	SYMLAB_CHROMIUM=$(CHROMIUM) $(PYTEST) -n 2 --dist loadfile tests/browser
 
 # Every stage runs even when an earlier one fails; make test fails if any did.
 test: $(STAMP) bytecode graphviz-dot
