@@ -20,18 +20,20 @@ So symlab does two things:
 
 ``symlab.config.threads`` sets the count for every function (``"auto"`` or a number from 1 to
 :func:`max_threads`; ``SYMLAB_THREADS`` in the environment), ``symlab.function(..., threads=n)`` for one.
-The count is applied around each call, to Numba (``numba.set_num_threads``), to OpenBLAS
-(``openblas_set_num_threads_local``) and to the register machine, per calling thread (OpenBLAS's count is
-one for the whole process in the pthreads builds NumPy ships: calls that overlap on several threads share
-it, and the count from before the first comes back when the last ends), and
-only for a function that has parallel work: a function without any pays nothing.
+The count is applied around each call, and only for a function that has parallel work (a function
+without any pays nothing): to Numba (``numba.set_num_threads``, for the calling thread), to the register
+machine (:func:`current_threads`, for the calling thread) and to OpenBLAS
+(``openblas_set_num_threads_local``, which in the builds NumPy ships sets one count for the whole process:
+calls that overlap on several threads hand it back in order, and the count from before the first comes
+back when the last ends).
 
 Numba's kernels give the same bits on any number of threads (each thread computes whole rows or
 chunks; no reduction is split). OpenBLAS splits a product's sums between its threads, so a product's
-last bits can change with the count (relative differences up to about 1e-9 were measured on an MLP's
-float64 products): a function that uses BLAS gives results within that tolerance, not bit for bit, when
-its thread count changes, for example when ``"auto"`` follows the machine's load. Fix the count
-(``threads=1``, or any number) to make such results bit for bit reproducible.
+last bits can change with the count: by at most about one rounding of the sum of the absolute products
+(``|one - two| <= 4 eps (|A| @ |B|)`` is what the tests check; measured, 0.92 eps in float64). A function
+that uses BLAS gives results within that tolerance, not bit for bit, when its thread count changes, for
+example when ``"auto"`` follows the machine's load. Fix the count (``threads=1``, or any number) to make
+such results bit for bit reproducible.
 
 >>> plan = ThreadPlan(setting="auto", numba=True)
 >>> plan.describe()
