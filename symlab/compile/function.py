@@ -442,9 +442,10 @@ class Function(Displayable):
         plan = self._thread_plan
         try:
             if plan.parallel:
+                threads = plan.count()
                 if profile is not None:
-                    profile.count_threads(plan.count())
-                results = plan.call(self._runner, values)
+                    profile.count_threads(threads)
+                results = plan.run_on(threads, self._runner, values)
             else:
                 results = self._runner(values)
         except (TypeError, ValueError) as err:

@@ -281,13 +281,12 @@ class ThreadPlan:
         """
         if not self.parallel:
             return run(*args)
-        setting = self.resolved_setting()
-        if setting == AUTO:
-            n = auto_threads()
-            if n == current_threads():
-                return run(*args)
-        else:
-            n = int(setting)
+        return self.run_on(self.count(), run, *args)
+
+    def run_on(self, n: int, run: Callable[..., Any], *args: Any) -> Any:
+        """``run(*args)`` on ``n`` threads, a count :meth:`count` gave (a profile records the same count)."""
+        if not self.parallel or (n == current_threads() and self.resolved_setting() == AUTO):
+            return run(*args)
         return _run_with(n, self.numba, self.blas, run, args)
 
 
